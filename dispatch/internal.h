@@ -1,0 +1,40 @@
+/* internal.h — dispatch's internal interface: errors, CPU detection, plans;
+ * used by tests too. */
+#ifndef SIMDPOOL_INTERNAL_H
+#define SIMDPOOL_INTERNAL_H
+
+#include "kernel.h"
+
+/* Records the detail of a failure for simdpool_last_error() and returns st. */
+simdpool_status sp_fail(simdpool_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Nonzero when the CPU and OS can run kernels of isa (detected once). */
+int sp_cpu_runs(simdpool_isa isa);
+/* Nonzero when the registry holds kernels of isa (i.e. this build has them). */
+int sp_isa_built(simdpool_isa isa);
+
+struct simdpool_plan {
+  sp_geom geom;
+  simdpool_isa isa;
+  const sp_kernel_entry *kernel[SP_OP_COUNT]; /* NULL where the op is absent */
+};
+
+/* Validates d and fills g (shape math included). No kernel choice. */
+simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g);
+
+/* Does geometry g belong to shape class s? */
+int sp_shape_matches(sp_shape s, const sp_geom *g);
+
+/* The kernel of isa for op on g (the most specialised one that matches), or
+ * NULL when the registry has none. */
+const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
+                                      sp_op op);
+
+/* Which ops a plan of geometry g needs. */
+int sp_op_needed(const sp_geom *g, sp_op op);
+
+#endif /* SIMDPOOL_INTERNAL_H */

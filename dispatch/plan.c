@@ -1,0 +1,499 @@
+/* plan.c — plan creation: validation, shape math (DESIGN.md's one rule), ISA
+ * and kernel choice. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The largest byte count or coordinate the kernels may meet; everything is
+ * computed in size_t and ptrdiff_t, so stay well below both. */
+#define SP_SIZE_LIMIT ((size_t)PTRDIFF_MAX)
+
+void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
+                        size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
+                        size_t kernel_w) {
+  if (!d)
+    return;
+  memset(d, 0, sizeof *d);
+  d->method = m;
+  d->layout = l;
+  d->n = n;
+  d->c = c;
+  d->h = h;
+  d->w = w;
+  d->kernel_h = kernel_h;
+  d->kernel_w = kernel_w;
+  d->stride_h = kernel_h;
+  d->stride_w = kernel_w;
+  d->dilation_h = 1;
+  d->dilation_w = 1;
+  d->padding = SIMDPOOL_PAD_EXPLICIT;
+  d->ceil_mode = 0;
+  d->count_include_pad = 1;
+  d->p = 2.0f;
+  d->index_type = SIMDPOOL_INDEX_NONE;
+  d->isa = SIMDPOOL_ISA_AUTO;
+}
+
+const char *simdpool_version(void) {
+  return SIMDPOOL_VERSION_STRING;
+}
+
+/* ------------------------------------------------------------ validation */
+
+/* a * b, or 0 with *ok cleared when it exceeds SP_SIZE_LIMIT. */
+static size_t mul_checked(size_t a, size_t b, int *ok) {
+  if (b != 0 && a > SP_SIZE_LIMIT / b) {
+    *ok = 0;
+    return 0;
+  }
+  return a * b;
+}
+
+static size_t add_checked(size_t a, size_t b, int *ok) {
+  if (a > SP_SIZE_LIMIT - b) {
+    *ok = 0;
+    return 0;
+  }
+  return a + b;
+}
+
+/* The names of one spatial axis' fields, for messages. */
+typedef struct axis_names {
+  const char *in, *kernel, *stride, *dilation, *pad_begin, *pad_end, *out;
+} axis_names;
+
+static const axis_names axis_h = {
+    "h",       "kernel_h",   "stride_h",     "dilation_h",
+    "pad_top", "pad_bottom", "output height"};
+static const axis_names axis_w = {"w",           "kernel_w", "stride_w",
+                                  "dilation_w",  "pad_left", "pad_right",
+                                  "output width"};
+
+/* Does some tap of window o lie inside the input? Tap i sits at padded
+ * position o*s + i*d; the input covers [pb, pb + in). */
+static int window_has_input(size_t o, size_t s, size_t k, size_t d, size_t pb,
+                            size_t in) {
+  const size_t start = o * s;
+  size_t first = 0; /* first tap at or after the input's begin */
+  if (start < pb)
+    first = (pb - start + d - 1) / d;
+  return first < k && start + first * d < pb + in;
+}
+
+/* Resolves one axis: pads and output size, with DESIGN.md's shape rule. */
+static simdpool_status resolve_axis(const simdpool_desc *d,
+                                    const axis_names *nm, size_t in, size_t k,
+                                    size_t s, size_t dil, size_t pad_begin,
+                                    size_t pad_end, size_t *pb_out,
+                                    size_t *pe_out, size_t *out) {
+  int ok = 1;
+  const size_t extent = add_checked(mul_checked(dil, k - 1, &ok), 1, &ok);
+  if (!ok)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s=%zu with %s=%zu: the dilated kernel extent overflows",
+                   nm->kernel, k, nm->dilation, dil);
+  size_t pb = 0, pe = 0, o;
+  switch (d->padding) {
+  case SIMDPOOL_PAD_EXPLICIT: {
+    pb = pad_begin;
+    pe = pad_end;
+    if (pb >= extent)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu must be smaller than the dilated kernel extent "
+                     "%zu (%s=%zu, %s=%zu)",
+                     nm->pad_begin, pb, extent, nm->kernel, k, nm->dilation,
+                     dil);
+    if (pe >= extent)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu must be smaller than the dilated kernel extent "
+                     "%zu (%s=%zu, %s=%zu)",
+                     nm->pad_end, pe, extent, nm->kernel, k, nm->dilation, dil);
+    const size_t span = add_checked(add_checked(in, pb, &ok), pe, &ok);
+    add_checked(span, s, &ok); /* ceil mode reaches up to span + s */
+    if (!ok)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu with %s=%zu and %s=%zu: size overflow", nm->in, in,
+                     nm->pad_begin, pb, nm->pad_end, pe);
+    if (!d->ceil_mode) {
+      if (span < extent)
+        return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                       "%s would be < 1: %s + %s + %s = %zu is smaller than "
+                       "the dilated kernel extent %zu (%s=%zu, %s=%zu)",
+                       nm->out, nm->in, nm->pad_begin, nm->pad_end, span,
+                       extent, nm->kernel, k, nm->dilation, dil);
+      o = (span - extent) / s + 1;
+    } else {
+      /* ceil((span - extent) / s) + 1, where span - extent may be negative
+       * (PyTorch accepts a ceil-mode window larger than the padded input
+       * while the deficit is below one stride). */
+      if (span >= extent) {
+        o = (span - extent + s - 1) / s + 1;
+      } else if (extent - span < s) {
+        o = 1;
+      } else {
+        return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                       "%s would be < 1: %s + %s + %s = %zu falls short of the "
+                       "dilated kernel extent %zu (%s=%zu, %s=%zu) by at "
+                       "least one %s (%zu), even in ceil mode",
+                       nm->out, nm->in, nm->pad_begin, nm->pad_end, span,
+                       extent, nm->kernel, k, nm->dilation, dil, nm->stride,
+                       s);
+      }
+      /* PyTorch: the last window must start inside the input or the begin
+       * padding. */
+      if ((o - 1) * s >= in + pb)
+        o--;
+    }
+    break;
+  }
+  case SIMDPOOL_PAD_VALID:
+    if (in < extent)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s would be < 1: %s=%zu is smaller than the dilated "
+                     "kernel extent %zu (%s=%zu, %s=%zu) with VALID padding",
+                     nm->out, nm->in, in, extent, nm->kernel, k, nm->dilation,
+                     dil);
+    o = (in - extent) / s + 1;
+    break;
+  default: { /* SAME_UPPER, SAME_LOWER */
+    o = in / s + (in % s != 0);
+    const size_t reach = add_checked((o - 1) * s, extent, &ok);
+    if (!ok)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu with %s=%zu: size overflow", nm->in, in,
+                     nm->kernel, k);
+    const size_t total = reach > in ? reach - in : 0;
+    const size_t small = total / 2, large = total - small;
+    pb = d->padding == SIMDPOOL_PAD_SAME_UPPER ? small : large;
+    pe = total - pb;
+    break;
+  }
+  }
+  /* A window can miss the input only when dilation steps over all of it
+   * (in < dil); with in >= dil every window that overlaps the input's span,
+   * which pads < extent and the output rule guarantee, holds an element. */
+  if (in < dil) {
+    for (size_t i = 0; i < o; i++)
+      if (!window_has_input(i, s, k, dil, pb, in))
+        return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                       "the window of %s index %zu holds no input element "
+                       "(%s=%zu, %s=%zu, %s=%zu, %s=%zu, %s=%zu)",
+                       nm->out, i, nm->in, in, nm->kernel, k, nm->dilation, dil,
+                       nm->pad_begin, pb, nm->stride, s);
+  }
+  *pb_out = pb;
+  *pe_out = pe;
+  *out = o;
+  return SIMDPOOL_OK;
+}
+
+static int bad_enum(int v, int count) {
+  return v < 0 || v >= count;
+}
+
+simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
+  if (!d)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "desc is NULL");
+  if (bad_enum((int)d->method, SIMDPOOL_LP + 1))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "method=%d is not a simdpool_method", (int)d->method);
+  if (bad_enum((int)d->layout, SIMDPOOL_NHWC + 1))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "layout=%d is not a simdpool_layout", (int)d->layout);
+  if (bad_enum((int)d->padding, SIMDPOOL_PAD_SAME_LOWER + 1))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "padding=%d is not a simdpool_padding", (int)d->padding);
+  if (bad_enum((int)d->index_type, SIMDPOOL_INDEX_U8 + 1))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "index_type=%d is not a simdpool_index_type",
+                   (int)d->index_type);
+  if (bad_enum((int)d->isa, SIMDPOOL_ISA_NEON + 1))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "isa=%d is not a simdpool_isa",
+                   (int)d->isa);
+
+  const struct {
+    const char *name;
+    size_t value;
+  } sizes[] = {{"n", d->n},
+               {"c", d->c},
+               {"h", d->h},
+               {"w", d->w},
+               {"kernel_h", d->kernel_h},
+               {"kernel_w", d->kernel_w},
+               {"stride_h", d->stride_h},
+               {"stride_w", d->stride_w},
+               {"dilation_h", d->dilation_h},
+               {"dilation_w", d->dilation_w}};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    if (sizes[i].value == 0)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s=0: must be >= 1",
+                     sizes[i].name);
+
+  if (d->ceil_mode != 0 && d->ceil_mode != 1)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "ceil_mode=%d: must be 0 (floor) or 1 (ceil)", d->ceil_mode);
+  if (d->method == SIMDPOOL_AVG && d->count_include_pad != 0 &&
+      d->count_include_pad != 1)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "count_include_pad=%d: must be 0 or 1",
+                   d->count_include_pad);
+  if (d->padding != SIMDPOOL_PAD_EXPLICIT) {
+    static const char *const mode_names[] = {"EXPLICIT", "VALID", "SAME_UPPER",
+                                             "SAME_LOWER"};
+    const char *mode = mode_names[d->padding];
+    const struct {
+      const char *name;
+      size_t value;
+    } pads[] = {{"pad_top", d->pad_top},
+                {"pad_left", d->pad_left},
+                {"pad_bottom", d->pad_bottom},
+                {"pad_right", d->pad_right}};
+    for (size_t i = 0; i < 4; i++)
+      if (pads[i].value != 0)
+        return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                       "%s=%zu with padding=SIMDPOOL_PAD_%s: explicit pads "
+                       "are used only with SIMDPOOL_PAD_EXPLICIT",
+                       pads[i].name, pads[i].value, mode);
+    if (d->ceil_mode)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "ceil_mode=1 with padding=SIMDPOOL_PAD_%s: ceil mode "
+                     "applies only to SIMDPOOL_PAD_EXPLICIT",
+                     mode);
+  }
+  if (d->method != SIMDPOOL_MAX && d->index_type != SIMDPOOL_INDEX_NONE)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "index_type=%d with method=%s: indices exist only for MAX",
+                   (int)d->index_type,
+                   d->method == SIMDPOOL_AVG ? "AVG" : "LP");
+  if (d->method == SIMDPOOL_LP && !(isfinite(d->p) && d->p > 0.0f))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "p=%g: LP pooling needs a finite p > 0", (double)d->p);
+
+  memset(g, 0, sizeof *g);
+  g->method = d->method;
+  g->layout = d->layout;
+  g->index_type = d->index_type;
+  g->n = d->n;
+  g->c = d->c;
+  g->h = d->h;
+  g->w = d->w;
+  g->kh = d->kernel_h;
+  g->kw = d->kernel_w;
+  g->sh = d->stride_h;
+  g->sw = d->stride_w;
+  g->dh = d->dilation_h;
+  g->dw = d->dilation_w;
+  g->count_include_pad = d->method == SIMDPOOL_AVG ? d->count_include_pad : 0;
+  g->p = d->method == SIMDPOOL_LP ? d->p : 0.0f;
+
+  simdpool_status st =
+      resolve_axis(d, &axis_h, d->h, d->kernel_h, d->stride_h, d->dilation_h,
+                   d->pad_top, d->pad_bottom, &g->pt, &g->pb, &g->oh);
+  if (st != SIMDPOOL_OK)
+    return st;
+  st = resolve_axis(d, &axis_w, d->w, d->kernel_w, d->stride_w, d->dilation_w,
+                    d->pad_left, d->pad_right, &g->pl, &g->pr, &g->ow);
+  if (st != SIMDPOOL_OK)
+    return st;
+
+  /* Byte counts of every tensor must fit (kernels index with size_t and
+   * ptrdiff_t): x and dx, y and dy, and the indices of the plan's type. */
+  int ok = 1;
+  const size_t nc = mul_checked(d->n, d->c, &ok);
+  const size_t in_plane = mul_checked(d->h, d->w, &ok);
+  const size_t out_plane = mul_checked(g->oh, g->ow, &ok);
+  static const size_t index_bytes[] = {0, sizeof(int32_t), sizeof(int64_t),
+                                       sizeof(uint8_t)};
+  const size_t out_count = mul_checked(nc, out_plane, &ok);
+  mul_checked(mul_checked(nc, in_plane, &ok), sizeof(float), &ok);
+  mul_checked(out_count, sizeof(float), &ok);
+  mul_checked(out_count, index_bytes[d->index_type], &ok);
+  if (!ok)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "n=%zu c=%zu h=%zu w=%zu (output %zux%zu): a tensor's byte "
+                   "count would overflow (limit %zu bytes)",
+                   d->n, d->c, d->h, d->w, g->oh, g->ow, SP_SIZE_LIMIT);
+
+  if (d->index_type == SIMDPOOL_INDEX_I32 && in_plane > INT32_MAX)
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "index_type=I32 cannot hold positions of an input plane "
+                   "of h*w=%zu elements (> INT32_MAX); use I64",
+                   in_plane);
+  if (d->index_type == SIMDPOOL_INDEX_U8 &&
+      (d->kernel_h > 256 || d->kernel_w > 256 ||
+       d->kernel_h * d->kernel_w > 256))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "index_type=U8 needs kernel_h*kernel_w <= 256, got "
+                   "kernel_h=%zu kernel_w=%zu; use I32 or I64",
+                   d->kernel_h, d->kernel_w);
+  return SIMDPOOL_OK;
+}
+
+/* ------------------------------------------------------------ kernel choice */
+
+int sp_shape_matches(sp_shape s, const sp_geom *g) {
+  const int undilated = g->dh == 1 && g->dw == 1;
+  switch (s) {
+  case SP_SHAPE_GENERAL:
+    return 1;
+  case SP_SHAPE_2X2S2:
+    /* No window touches padding: all four taps of every window are valid. */
+    return undilated && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
+           g->pt == 0 && g->pl == 0 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
+  case SP_SHAPE_3X3S2P1:
+    return undilated && g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2 &&
+           g->pt == 1 && g->pl == 1;
+  case SP_SHAPE_3X3S1:
+    return undilated && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1;
+  case SP_SHAPE_GLOBAL:
+    return g->oh == 1 && g->ow == 1 && g->kh == g->h && g->kw == g->w &&
+           g->pt == 0 && g->pl == 0 && g->pb == 0 && g->pr == 0;
+  case SP_SHAPE_COUNT:
+    break;
+  }
+  return 0;
+}
+
+int sp_op_needed(const sp_geom *g, sp_op op) {
+  if (op == SP_OP_BWD_IDX)
+    return g->method == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE;
+  return op == SP_OP_FWD || op == SP_OP_BWD;
+}
+
+const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
+                                      sp_op op) {
+  const simdpool_index_type it =
+      op == SP_OP_BWD ? SIMDPOOL_INDEX_NONE : g->index_type;
+  const sp_kernel_entry *best = NULL;
+  for (size_t i = 0; i < sp_registry_size; i++) {
+    const sp_kernel_entry *e = &sp_registry[i];
+    if (e->isa != isa || e->method != g->method || e->layout != g->layout ||
+        e->op != op || !(e->index_mask & SP_IDX_BIT(it)) ||
+        !sp_shape_matches(e->shape, g))
+      continue;
+    /* Prefer a specialised class over GENERAL; among equals, the first. */
+    if (!best ||
+        (best->shape == SP_SHAPE_GENERAL && e->shape != SP_SHAPE_GENERAL))
+      best = e;
+  }
+  return best;
+}
+
+static const char *op_name(sp_op op) {
+  switch (op) {
+  case SP_OP_FWD:
+    return "forward";
+  case SP_OP_BWD:
+    return "backward";
+  case SP_OP_BWD_IDX:
+    return "backward from indices";
+  case SP_OP_COUNT:
+    break;
+  }
+  return "?";
+}
+
+/* Fills plan->kernel for isa; SIMDPOOL_UNSUPPORTED naming the missing op when
+ * isa lacks one (only possible for a partly built ISA). */
+static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
+  for (int op = 0; op < SP_OP_COUNT; op++) {
+    plan->kernel[op] = NULL;
+    if (!sp_op_needed(&plan->geom, (sp_op)op))
+      continue;
+    plan->kernel[op] = sp_pick_kernel(isa, &plan->geom, (sp_op)op);
+    if (!plan->kernel[op])
+      return sp_fail(SIMDPOOL_UNSUPPORTED,
+                     "isa=%s has no kernel for %s of this method/layout/index "
+                     "type",
+                     simdpool_isa_name(isa), op_name((sp_op)op));
+  }
+  plan->isa = isa;
+  return SIMDPOOL_OK;
+}
+
+/* The ISA the caller forces: desc.isa, else SIMDPOOL_ISA, else AUTO. */
+static simdpool_status requested_isa(const simdpool_desc *d,
+                                     simdpool_isa *isa) {
+  *isa = d->isa;
+  if (d->isa != SIMDPOOL_ISA_AUTO)
+    return SIMDPOOL_OK;
+  const char *env = getenv("SIMDPOOL_ISA");
+  if (!env || !*env)
+    return SIMDPOOL_OK;
+  for (int i = SIMDPOOL_ISA_AUTO; i <= SIMDPOOL_ISA_NEON; i++) {
+    if (strcmp(env, simdpool_isa_name((simdpool_isa)i)) == 0) {
+      *isa = (simdpool_isa)i;
+      return SIMDPOOL_OK;
+    }
+  }
+  return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                 "SIMDPOOL_ISA='%.64s' is not an ISA name (expected auto, "
+                 "scalar, sse41, avx2, avx512 or neon)",
+                 env);
+}
+
+simdpool_status simdpool_plan_create(const simdpool_desc *d,
+                                     simdpool_plan **out) {
+  if (!out)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  sp_geom g;
+  simdpool_status st = sp_resolve_geom(d, &g);
+  if (st != SIMDPOOL_OK)
+    return st;
+  simdpool_isa isa;
+  st = requested_isa(d, &isa);
+  if (st != SIMDPOOL_OK)
+    return st;
+  const char *origin =
+      d->isa != SIMDPOOL_ISA_AUTO ? "desc.isa" : "SIMDPOOL_ISA";
+  if (isa != SIMDPOOL_ISA_AUTO && !sp_isa_built(isa))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "%s=%s: this build of simdpool has no %s kernels", origin,
+                   simdpool_isa_name(isa), simdpool_isa_name(isa));
+  if (isa != SIMDPOOL_ISA_AUTO && !sp_cpu_runs(isa))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "%s=%s: this CPU (or OS) cannot run %s kernels", origin,
+                   simdpool_isa_name(isa), simdpool_isa_name(isa));
+
+  simdpool_plan *plan = malloc(sizeof *plan);
+  if (!plan)
+    return sp_fail(SIMDPOOL_OUT_OF_MEMORY, "cannot allocate a plan");
+  plan->geom = g;
+  if (isa != SIMDPOOL_ISA_AUTO) {
+    st = pick_all(isa, plan);
+  } else {
+    /* The best ISA this build and CPU run that covers every op of the plan;
+     * scalar covers all. */
+    st = SIMDPOOL_UNSUPPORTED;
+    for (int i = SIMDPOOL_ISA_NEON; i >= SIMDPOOL_ISA_SCALAR && st; i--)
+      if (simdpool_isa_supported((simdpool_isa)i))
+        st = pick_all((simdpool_isa)i, plan);
+  }
+  if (st != SIMDPOOL_OK) {
+    free(plan);
+    return st;
+  }
+  *out = plan;
+  return SIMDPOOL_OK;
+}
+
+void simdpool_plan_destroy(simdpool_plan *plan) {
+  free(plan);
+}
+
+void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
+                                size_t *out_w) {
+  if (out_h)
+    *out_h = plan ? plan->geom.oh : 0;
+  if (out_w)
+    *out_w = plan ? plan->geom.ow : 0;
+}
+
+simdpool_isa simdpool_plan_isa(const simdpool_plan *plan) {
+  return plan ? plan->isa : SIMDPOOL_ISA_AUTO;
+}

@@ -1,0 +1,166 @@
+/* simdpool.h — public API of simdpool: SIMD 2D max/average/LP pooling, f32,
+ * NCHW/NHWC. */
+#ifndef SIMDPOOL_H
+#define SIMDPOOL_H
+
+#include <stddef.h>
+
+#define SIMDPOOL_VERSION_MAJOR 0
+#define SIMDPOOL_VERSION_MINOR 1
+#define SIMDPOOL_VERSION_PATCH 0
+/* One integer that grows with every release: major * 10000 + minor * 100 +
+ * patch. */
+#define SIMDPOOL_VERSION                                                       \
+  (SIMDPOOL_VERSION_MAJOR * 10000 + SIMDPOOL_VERSION_MINOR * 100 +             \
+   SIMDPOOL_VERSION_PATCH)
+#define SIMDPOOL_VERSION_STRING "0.1.0"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  SIMDPOOL_OK = 0,
+  SIMDPOOL_INVALID_ARGUMENT,
+  SIMDPOOL_UNSUPPORTED,
+  SIMDPOOL_OUT_OF_MEMORY
+} simdpool_status;
+
+typedef enum { SIMDPOOL_MAX, SIMDPOOL_AVG, SIMDPOOL_LP } simdpool_method;
+
+typedef enum { SIMDPOOL_NCHW, SIMDPOOL_NHWC } simdpool_layout;
+
+typedef enum {
+  SIMDPOOL_PAD_EXPLICIT,
+  SIMDPOOL_PAD_VALID,
+  SIMDPOOL_PAD_SAME_UPPER,
+  SIMDPOOL_PAD_SAME_LOWER
+} simdpool_padding;
+
+typedef enum {
+  SIMDPOOL_INDEX_NONE,
+  SIMDPOOL_INDEX_I32,
+  SIMDPOOL_INDEX_I64,
+  SIMDPOOL_INDEX_U8
+} simdpool_index_type;
+
+typedef enum {
+  SIMDPOOL_ISA_AUTO,
+  SIMDPOOL_ISA_SCALAR,
+  SIMDPOOL_ISA_SSE41,
+  SIMDPOOL_ISA_AVX2,
+  SIMDPOOL_ISA_AVX512,
+  SIMDPOOL_ISA_NEON
+} simdpool_isa;
+
+/* What to pool and how. Fill it with simdpool_desc_init(), then change what
+ * differs from PyTorch's defaults. All sizes are in elements. */
+typedef struct simdpool_desc {
+  simdpool_method method;
+  simdpool_layout layout;
+  size_t n, c, h, w;             /* input shape */
+  size_t kernel_h, kernel_w;     /* >= 1 */
+  size_t stride_h, stride_w;     /* >= 1 */
+  size_t dilation_h, dilation_w; /* >= 1 */
+  simdpool_padding padding;
+  size_t pad_top, pad_left, pad_bottom, pad_right; /* EXPLICIT only, else 0 */
+  int ceil_mode;         /* 0 floor, 1 ceil (PyTorch rule); EXPLICIT only */
+  int count_include_pad; /* AVG only: 0 or 1 */
+  float p;               /* LP only: finite, > 0 */
+  simdpool_index_type index_type; /* MAX only: indices written by forward */
+  simdpool_isa isa;               /* AUTO, or force one (tests, benches) */
+} simdpool_desc;
+
+typedef struct simdpool_plan simdpool_plan;
+
+/* Fills *d with PyTorch's defaults for the given method, layout, shape and
+ * window: stride = kernel, dilation 1, explicit zero padding, floor mode,
+ * count_include_pad 1, p 2, no indices, ISA AUTO. Never fails; d must not be
+ * NULL (a NULL d is ignored). Thread-safe. */
+void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
+                        size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
+                        size_t kernel_w);
+
+/* Validates *d, computes the output shape and picks one kernel per operation
+ * for the chosen ISA. On success stores a new plan in *out and returns
+ * SIMDPOOL_OK. On failure *out is set to NULL (when out is not NULL) and the
+ * reason is available from simdpool_last_error():
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL d or out; a zero size, stride or dilation;
+ *     an enum value out of range; an output size below 1; a window that holds
+ *     no input element; a pad >= the dilated kernel extent; pads with a padding
+ *     mode other than EXPLICIT; ceil_mode with VALID or SAME_*; ceil_mode or
+ *     count_include_pad other than 0/1; an index type with AVG or LP; LP with
+ *     p not finite or <= 0; a byte count of any tensor above PTRDIFF_MAX; an
+ *     unknown name in the SIMDPOOL_ISA environment variable.
+ *   SIMDPOOL_UNSUPPORTED  an index type too narrow for the shape (I32 needs
+ *     h*w <= INT32_MAX, U8 needs kernel_h*kernel_w <= 256); a forced ISA
+ *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks.
+ *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
+ * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
+ * avx512, neon or auto), read at every call, picks the variant; otherwise the
+ * best variant this CPU runs. Thread-safe. */
+simdpool_status simdpool_plan_create(const simdpool_desc *d,
+                                     simdpool_plan **out);
+
+/* Frees a plan. NULL is accepted and ignored. Must not race with calls that
+ * use the same plan. */
+void simdpool_plan_destroy(simdpool_plan *plan);
+
+/* Stores the output height and width of the plan (either pointer may be NULL).
+ * Thread-safe. */
+void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
+                                size_t *out_w);
+
+/* The ISA whose kernels the plan runs; never SIMDPOOL_ISA_AUTO. A NULL plan
+ * gives SIMDPOOL_ISA_AUTO. Thread-safe. */
+simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
+
+/* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
+ * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
+ * exactly when the plan has an index type (MAX only); it then receives int32_t,
+ * int64_t or uint8_t values (see DESIGN: ih*w+iw, or kh_i*kernel_w+kw_i for
+ * U8). Returns SIMDPOOL_OK, or SIMDPOOL_INVALID_ARGUMENT (NULL plan, x or y;
+ * indices given to a plan without an index type or missing from a plan with
+ * one) without writing to any output. Allocates nothing. Thread-safe: many
+ * threads may run one plan at once on distinct outputs. */
+simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
+                                 float *y, void *indices);
+
+/* Backward pass: dx = d pool / d x applied to dy; dx is overwritten.
+ * MAX: with indices non-NULL (the plan must have an index type) the winners
+ * are read from indices, else recomputed from x; each index must name a valid
+ * (non-padding) tap of its own window. AVG needs neither indices nor x. LP
+ * needs x. Returns SIMDPOOL_OK, or SIMDPOOL_INVALID_ARGUMENT (NULL plan, dy or
+ * dx; missing x where it is needed; indices on a plan without an index type;
+ * an index that names no valid tap of its window) without writing to dx.
+ * Allocates nothing. Thread-safe like simdpool_forward(). */
+simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
+                                  const void *indices, const float *x,
+                                  float *dx);
+
+/* A static English name for a status ("ok", "invalid argument", ...). */
+const char *simdpool_status_string(simdpool_status s);
+
+/* Detail of the last failure of a simdpool call on this thread: which field,
+ * which value and why. Empty string when no call has failed on this thread.
+ * The text stays valid until the next failing call on the same thread. */
+const char *simdpool_last_error(void);
+
+/* Nonzero when this build has kernels for isa and this CPU (and OS) can run
+ * them. SIMDPOOL_ISA_AUTO and SIMDPOOL_ISA_SCALAR always give 1. Thread-safe.
+ */
+int simdpool_isa_supported(simdpool_isa isa);
+
+/* "auto", "scalar", "sse41", "avx2", "avx512", "neon"; "unknown" for any
+ * other value. */
+const char *simdpool_isa_name(simdpool_isa isa);
+
+/* The library's version string, e.g. "0.1.0" (SIMDPOOL_VERSION_STRING of the
+ * build that is linked, which may differ from the header's). */
+const char *simdpool_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMDPOOL_H */

@@ -1,0 +1,91 @@
+/* kernel.h — the internal contract between dispatch and kernels: resolved
+ * geometry, I/O, registry types. */
+#ifndef SIMDPOOL_KERNEL_H
+#define SIMDPOOL_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simdpool.h"
+
+/* Everything a kernel needs, resolved and validated once at plan creation.
+ * Kernels may rely on: every size >= 1; oh, ow >= 1; every window holds at
+ * least one input element; every byte count fits in ptrdiff_t; pads < extent.
+ */
+typedef struct sp_geom {
+  simdpool_method method;
+  simdpool_layout layout;
+  simdpool_index_type index_type;
+  size_t n, c, h, w;     /* input shape */
+  size_t oh, ow;         /* output shape */
+  size_t kh, kw;         /* kernel */
+  size_t sh, sw;         /* stride */
+  size_t dh, dw;         /* dilation */
+  size_t pt, pl, pb, pr; /* resolved pads: top, left, bottom, right */
+  int count_include_pad; /* AVG */
+  float p;               /* LP */
+} sp_geom;
+
+/* The tensors of one call. Forward reads x and writes y (and indices when the
+ * plan has an index type). Backward reads dy (and indices or x) and writes dx;
+ * indices is then read only. */
+typedef struct sp_io {
+  const float *x;
+  float *y;
+  void *indices;
+  const float *dy;
+  float *dx;
+} sp_io;
+
+typedef void (*sp_kernel_fn)(const sp_geom *g, const sp_io *io);
+
+/* What one kernel computes. */
+typedef enum {
+  SP_OP_FWD,     /* forward */
+  SP_OP_BWD,     /* backward without indices: MAX recomputes winners from x,
+                    LP reads x, AVG reads dy alone */
+  SP_OP_BWD_IDX, /* MAX backward from the indices of forward */
+  SP_OP_COUNT
+} sp_op;
+
+/* Which geometries a kernel accepts. Dispatch prefers the specialised classes
+ * over GENERAL; the exact predicate of each is sp_shape_matches() in
+ * dispatch/plan.c. */
+typedef enum {
+  SP_SHAPE_GENERAL, /* anything that passed validation */
+  SP_SHAPE_2X2S2,   /* 2x2, stride 2, dilation 1, no window touches padding */
+  SP_SHAPE_3X3S2P1, /* 3x3, stride 2, dilation 1, pad top/left 1 */
+  SP_SHAPE_3X3S1,   /* 3x3, stride 1, dilation 1 */
+  SP_SHAPE_GLOBAL,  /* one window covering the whole input, no padding */
+  SP_SHAPE_COUNT
+} sp_shape;
+
+/* Bit masks of accepted index types. */
+#define SP_IDX_BIT(t) (1u << (unsigned)(t))
+#define SP_IDX_NONE_ONLY SP_IDX_BIT(SIMDPOOL_INDEX_NONE)
+#define SP_IDX_ANY                                                             \
+  (SP_IDX_BIT(SIMDPOOL_INDEX_NONE) | SP_IDX_BIT(SIMDPOOL_INDEX_I32) |          \
+   SP_IDX_BIT(SIMDPOOL_INDEX_I64) | SP_IDX_BIT(SIMDPOOL_INDEX_U8))
+#define SP_IDX_TYPED                                                           \
+  (SP_IDX_BIT(SIMDPOOL_INDEX_I32) | SP_IDX_BIT(SIMDPOOL_INDEX_I64) |           \
+   SP_IDX_BIT(SIMDPOOL_INDEX_U8))
+
+typedef struct sp_kernel_entry {
+  const char *name; /* e.g. "maxpool_fwd_nchw_scalar" */
+  simdpool_isa isa;
+  simdpool_method method;
+  simdpool_layout layout;
+  sp_op op;
+  sp_shape shape;
+  unsigned index_mask; /* SP_IDX_* : index types this kernel handles */
+  sp_kernel_fn fn;
+} sp_kernel_entry;
+
+/* The registry, built from kernels/registry.inc (dispatch/registry.c). */
+extern const sp_kernel_entry sp_registry[];
+extern const size_t sp_registry_size;
+
+/* The canonical quiet NaN that every arithmetic NaN result is written as. */
+#define SP_CANONICAL_NAN_BITS 0x7fc00000u
+
+#endif /* SIMDPOOL_KERNEL_H */

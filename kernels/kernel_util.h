@@ -1,0 +1,227 @@
+/* kernel_util.h — small scalar helpers shared by every kernel: the MAX step,
+ * canonical NaN, index I/O. */
+#ifndef SIMDPOOL_KERNEL_UTIL_H
+#define SIMDPOOL_KERNEL_UTIL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <sleef.h>
+
+#include "kernel.h"
+
+/* The MAX step of DESIGN.md: does candidate v replace the running max m? */
+static inline int sp_max_replaces(float v, float m) {
+  return v > m || isnan(v);
+}
+
+/* v, or the canonical quiet NaN when v is any NaN. */
+static inline float sp_canonical(float v) {
+  if (isnan(v)) {
+    uint32_t bits = SP_CANONICAL_NAN_BITS;
+    memcpy(&v, &bits, sizeof v);
+  }
+  return v;
+}
+
+/* Writes the index of a MAX sp_winner at element o of the indices tensor:
+ * the flat input position for I32/I64, the tap number for U8. */
+static inline void sp_store_index(void *indices, simdpool_index_type type,
+                                  size_t o, size_t flat, size_t tap) {
+  switch (type) {
+  case SIMDPOOL_INDEX_I32:
+    ((int32_t *)indices)[o] = (int32_t)flat;
+    break;
+  case SIMDPOOL_INDEX_I64:
+    ((int64_t *)indices)[o] = (int64_t)flat;
+    break;
+  case SIMDPOOL_INDEX_U8:
+    ((uint8_t *)indices)[o] = (uint8_t)tap;
+    break;
+  case SIMDPOOL_INDEX_NONE:
+    break;
+  }
+}
+
+/* Reads a flat I32/I64 index (already validated by dispatch). */
+static inline size_t sp_load_flat_index(const void *indices,
+                                        simdpool_index_type type, size_t o) {
+  if (type == SIMDPOOL_INDEX_I32)
+    return (size_t)((const int32_t *)indices)[o];
+  return (size_t)((const int64_t *)indices)[o];
+}
+
+/* ------------------------------------------------ one output at a time
+ * The reference computes every output with these; SIMD kernels use them for
+ * border windows, so both share one definition of the semantics. */
+
+/* One (n, c) plane of a tensor: element (y, x) sits at base + (y*w + x)*step.
+ */
+typedef struct sp_plane {
+  size_t base, step;
+} sp_plane;
+
+static inline sp_plane sp_plane_of(const sp_geom *g, size_t n, size_t c,
+                                   size_t h, size_t w) {
+  sp_plane p;
+  if (g->layout == SIMDPOOL_NCHW) {
+    p.base = (n * g->c + c) * h * w;
+    p.step = 1;
+  } else {
+    p.base = n * h * w * g->c + c;
+    p.step = g->c;
+  }
+  return p;
+}
+
+/* Input row (or column) of tap i of the window that starts at output o. */
+static inline ptrdiff_t sp_tap_pos(size_t o, size_t stride, size_t pad,
+                                   size_t i, size_t dil) {
+  return (ptrdiff_t)(o * stride) - (ptrdiff_t)pad + (ptrdiff_t)(i * dil);
+}
+
+static inline int sp_inside(ptrdiff_t pos, size_t extent) {
+  return pos >= 0 && pos < (ptrdiff_t)extent;
+}
+
+/* The sp_winner of one MAX window: its input position (iy*w + ix) and its tap
+ * number (ki*kw + kj). Scans the valid taps row-major; a later tap replaces
+ * the running max when v > max or v is NaN. */
+typedef struct sp_winner {
+  size_t flat, tap;
+} sp_winner;
+
+static inline sp_winner sp_max_window(const sp_geom *g, const float *x,
+                                      sp_plane px, size_t oy, size_t ox) {
+  sp_winner best = {0, 0};
+  float m = 0.0f;
+  int found = 0;
+  for (size_t ki = 0; ki < g->kh; ki++) {
+    ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
+    if (!sp_inside(iy, g->h))
+      continue;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+      if (!sp_inside(ix, g->w))
+        continue;
+      size_t flat = (size_t)iy * g->w + (size_t)ix;
+      float v = x[px.base + flat * px.step];
+      if (!found || v > m || isnan(v)) {
+        m = v;
+        best.flat = flat;
+        best.tap = ki * g->kw + kj;
+        found = 1;
+      }
+    }
+  }
+  return best;
+}
+
+/* Number of taps of one axis whose position lies in [lo, hi). */
+static inline size_t sp_taps_in(size_t o, size_t stride, size_t pad, size_t k,
+                                size_t dil, ptrdiff_t lo, ptrdiff_t hi) {
+  size_t count = 0;
+  for (size_t i = 0; i < k; i++) {
+    ptrdiff_t pos = sp_tap_pos(o, stride, pad, i, dil);
+    count += pos >= lo && pos < hi;
+  }
+  return count;
+}
+
+/* AVG divisor of the window at (oy, ox): valid taps, or with
+ * count_include_pad the taps inside [-pad_begin, in + pad_end) per axis. */
+static inline float sp_avg_divisor(const sp_geom *g, size_t oy, size_t ox) {
+  size_t ny, nx;
+  if (g->count_include_pad) {
+    ny = sp_taps_in(oy, g->sh, g->pt, g->kh, g->dh, -(ptrdiff_t)g->pt,
+                    (ptrdiff_t)(g->h + g->pb));
+    nx = sp_taps_in(ox, g->sw, g->pl, g->kw, g->dw, -(ptrdiff_t)g->pl,
+                    (ptrdiff_t)(g->w + g->pr));
+  } else {
+    ny = sp_taps_in(oy, g->sh, g->pt, g->kh, g->dh, 0, (ptrdiff_t)g->h);
+    nx = sp_taps_in(ox, g->sw, g->pl, g->kw, g->dw, 0, (ptrdiff_t)g->w);
+  }
+  return (float)(ny * nx);
+}
+
+/* y of one AVG window: the row-major sum of its valid taps over the divisor,
+ * NaN canonical. */
+static inline float sp_avg_window(const sp_geom *g, const float *x, sp_plane px,
+                                  size_t oy, size_t ox) {
+  float acc = 0.0f;
+  for (size_t ki = 0; ki < g->kh; ki++) {
+    ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
+    if (!sp_inside(iy, g->h))
+      continue;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+      if (sp_inside(ix, g->w))
+        acc += x[px.base + ((size_t)iy * g->w + (size_t)ix) * px.step];
+    }
+  }
+  return sp_canonical(acc / sp_avg_divisor(g, oy, ox));
+}
+
+/* The valid taps of the window at output o along one axis form the range
+ * [*i0, *i1) (non-empty: dispatch rejects windows without input). */
+static inline void sp_tap_range(size_t o, size_t stride, size_t pad, size_t k,
+                                size_t dil, size_t in, size_t *i0, size_t *i1) {
+  const size_t start = o * stride; /* padded coordinates */
+  size_t first = 0;
+  if (start < pad)
+    first = (pad - start + dil - 1) / dil;
+  /* Taps at padded positions < pad + in are inside. */
+  size_t end = (pad + in - start + dil - 1) / dil;
+  *i0 = first;
+  *i1 = end < k ? end : k;
+}
+
+/* t(v) and r(a) of DESIGN.md for the plan's p. */
+static inline float sp_lp_term(float p, float v) {
+  if (p == 1.0f)
+    return v;
+  if (p == 2.0f)
+    return v * v;
+  return Sleef_powf1_u10purec(v, p);
+}
+
+static inline float sp_lp_root(float p, float a) {
+  if (p == 1.0f)
+    return a;
+  if (p == 2.0f)
+    return sqrtf(a);
+  return Sleef_powf1_u10purec(a, 1.0f / p);
+}
+
+/* y of one LP window, before NaN canonicalization. */
+static inline float sp_lp_window(const sp_geom *g, const float *x, sp_plane px,
+                                 size_t oy, size_t ox) {
+  float acc = 0.0f;
+  for (size_t ki = 0; ki < g->kh; ki++) {
+    ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
+    if (!sp_inside(iy, g->h))
+      continue;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+      if (sp_inside(ix, g->w))
+        acc += sp_lp_term(
+            g->p,
+            fabsf(x[px.base + ((size_t)iy * g->w + (size_t)ix) * px.step]));
+    }
+  }
+  return sp_lp_root(g->p, acc);
+}
+
+/* sign(x): +1, -1, +0 for ±0, NaN for NaN. */
+static inline float sp_lp_sign(float v) {
+  if (v > 0.0f)
+    return 1.0f;
+  if (v < 0.0f)
+    return -1.0f;
+  if (v == 0.0f)
+    return 0.0f;
+  return v;
+}
+
+#endif /* SIMDPOOL_KERNEL_UTIL_H */

@@ -1,0 +1,252 @@
+/* pool_scalar.c — the scalar reference: plain C that defines every bit of every
+ * op (DESIGN.md). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "kernel_util.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* dx = +0.0f over the whole tensor. */
+static void zero_dx(const sp_geom *g, float *dx) {
+  size_t count = g->n * g->c * g->h * g->w;
+  for (size_t i = 0; i < count; i++)
+    dx[i] = 0.0f;
+}
+
+/* Every NaN that arithmetic left in dx becomes the canonical NaN. */
+static void canonicalize_dx(const sp_geom *g, float *dx) {
+  size_t count = g->n * g->c * g->h * g->w;
+  for (size_t i = 0; i < count; i++)
+    dx[i] = sp_canonical(dx[i]);
+}
+
+/* ---------------------------------------------------------------- MAX */
+
+void sp_maxpool_fwd_scalar(const sp_geom *g, const sp_io *io) {
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          sp_winner best = sp_max_window(g, io->x, px, oy, ox);
+          size_t o = py.base + (oy * g->ow + ox) * py.step;
+          io->y[o] = io->x[px.base + best.flat * px.step];
+          sp_store_index(io->indices, g->index_type, o, best.flat, best.tap);
+        }
+      }
+    }
+  }
+}
+
+void sp_maxpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
+  zero_dx(g, io->dx);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          sp_winner best = sp_max_window(g, io->x, px, oy, ox);
+          io->dx[px.base + best.flat * px.step] +=
+              io->dy[py.base + (oy * g->ow + ox) * py.step];
+        }
+      }
+    }
+  }
+  canonicalize_dx(g, io->dx);
+}
+
+void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
+  zero_dx(g, io->dx);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          size_t o = py.base + (oy * g->ow + ox) * py.step;
+          size_t flat;
+          if (g->index_type == SIMDPOOL_INDEX_U8) {
+            /* The tap number names the window position; dispatch checked
+             * that it is a valid tap. */
+            size_t tap = ((const uint8_t *)io->indices)[o];
+            ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, tap / g->kw, g->dh);
+            ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, tap % g->kw, g->dw);
+            flat = (size_t)iy * g->w + (size_t)ix;
+          } else {
+            flat = sp_load_flat_index(io->indices, g->index_type, o);
+          }
+          io->dx[px.base + flat * px.step] += io->dy[o];
+        }
+      }
+    }
+  }
+  canonicalize_dx(g, io->dx);
+}
+
+/* 2x2/stride-2 without padding: every tap is valid. The reduction keeps taps
+ * in scan order as a tree: each row's pair first, then row 0 with row 1
+ * (DESIGN.md: the MAX step is associative over the ordered taps). */
+void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          size_t f00 = (2 * oy) * g->w + 2 * ox, f01 = f00 + 1;
+          size_t f10 = f00 + g->w, f11 = f10 + 1;
+          float a00 = io->x[px.base + f00 * px.step];
+          float a01 = io->x[px.base + f01 * px.step];
+          float a10 = io->x[px.base + f10 * px.step];
+          float a11 = io->x[px.base + f11 * px.step];
+          int top_right = sp_max_replaces(a01, a00);
+          int bottom_right = sp_max_replaces(a11, a10);
+          float top = top_right ? a01 : a00;
+          float bottom = bottom_right ? a11 : a10;
+          int lower = sp_max_replaces(bottom, top);
+          size_t o = py.base + (oy * g->ow + ox) * py.step;
+          io->y[o] = lower ? bottom : top;
+          size_t tap = lower ? 2 + (size_t)bottom_right : (size_t)top_right;
+          size_t flat = f00 + (tap >> 1) * g->w + (tap & 1);
+          sp_store_index(io->indices, g->index_type, o, flat, tap);
+        }
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- AVG */
+
+void sp_avgpool_fwd_scalar(const sp_geom *g, const sp_io *io) {
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++)
+          io->y[py.base + (oy * g->ow + ox) * py.step] =
+              sp_avg_window(g, io->x, px, oy, ox);
+      }
+    }
+  }
+}
+
+void sp_avgpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
+  zero_dx(g, io->dx);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          float share = io->dy[py.base + (oy * g->ow + ox) * py.step] /
+                        sp_avg_divisor(g, oy, ox);
+          for (size_t ki = 0; ki < g->kh; ki++) {
+            ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
+            if (!sp_inside(iy, g->h))
+              continue;
+            for (size_t kj = 0; kj < g->kw; kj++) {
+              ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+              if (sp_inside(ix, g->w))
+                io->dx[px.base + ((size_t)iy * g->w + (size_t)ix) * px.step] +=
+                    share;
+            }
+          }
+        }
+      }
+    }
+  }
+  canonicalize_dx(g, io->dx);
+}
+
+/* 2x2/stride-2 without padding: acc = ((0 + a00) + a01) + a10) + a11, / 4. */
+void sp_avgpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          size_t f00 = (2 * oy) * g->w + 2 * ox;
+          float acc = 0.0f;
+          acc += io->x[px.base + f00 * px.step];
+          acc += io->x[px.base + (f00 + 1) * px.step];
+          acc += io->x[px.base + (f00 + g->w) * px.step];
+          acc += io->x[px.base + (f00 + g->w + 1) * px.step];
+          io->y[py.base + (oy * g->ow + ox) * py.step] =
+              sp_canonical(acc / 4.0f);
+        }
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- LP */
+
+void sp_lppool_fwd_scalar(const sp_geom *g, const sp_io *io) {
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++)
+        for (size_t ox = 0; ox < g->ow; ox++)
+          io->y[py.base + (oy * g->ow + ox) * py.step] =
+              sp_canonical(sp_lp_window(g, io->x, px, oy, ox));
+    }
+  }
+}
+
+void sp_lppool_bwd_scalar(const sp_geom *g, const sp_io *io) {
+  const float p = g->p;
+  zero_dx(g, io->dx);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          float dy = io->dy[py.base + (oy * g->ow + ox) * py.step];
+          float gr;
+          if (p == 1.0f) {
+            gr = dy;
+          } else {
+            float y = sp_lp_window(g, io->x, px, oy, ox);
+            if (y == 0.0f)
+              gr = 0.0f;
+            else if (p == 2.0f)
+              gr = dy / y;
+            else
+              gr = dy * Sleef_powf1_u10purec(y, 1.0f - p);
+          }
+          for (size_t ki = 0; ki < g->kh; ki++) {
+            ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
+            if (!sp_inside(iy, g->h))
+              continue;
+            for (size_t kj = 0; kj < g->kw; kj++) {
+              ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+              if (!sp_inside(ix, g->w))
+                continue;
+              size_t e = px.base + ((size_t)iy * g->w + (size_t)ix) * px.step;
+              float v = io->x[e];
+              float q;
+              if (p == 1.0f)
+                q = gr * sp_lp_sign(v);
+              else if (p == 2.0f)
+                q = gr * v;
+              else
+                q = (gr * sp_lp_sign(v)) *
+                    Sleef_powf1_u10purec(fabsf(v), p - 1.0f);
+              io->dx[e] += q;
+            }
+          }
+        }
+      }
+    }
+  }
+  canonicalize_dx(g, io->dx);
+}

@@ -1,0 +1,101 @@
+/* model.h - an independent brute-force reference of simdpool's semantics.
+ *
+ * Written straight from shared/DESIGN.md and notes/semantics.md, sharing no
+ * code with the library (it uses only the public types of simdpool.h). It is
+ * deliberately slow and obvious: one function computes the offset of an
+ * element in either layout, every window is scanned tap by tap (kh outer, kw
+ * inner), every sum is a plain f32 accumulation in the prescribed order.
+ *
+ * The model supports spatial sizes, kernels, strides, dilations and pads
+ * below 2^31 (it computes shapes with signed 64-bit integers); n and c may
+ * be anything (byte-count overflow is detected). */
+#ifndef SIMDPOOL_TEST_MODEL_H
+#define SIMDPOOL_TEST_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "simdpool.h"
+
+/* Reasons a desc is rejected, as a bit set (several may hold at once). */
+enum {
+  MODEL_BAD_NULL_SIZE = 1 << 0,  /* a zero size, kernel, stride or dilation */
+  MODEL_BAD_ENUM = 1 << 1,       /* an enum value out of range */
+  MODEL_BAD_PAD_MODE = 1 << 2,   /* nonzero pad with a non-EXPLICIT mode */
+  MODEL_BAD_CEIL = 1 << 3,       /* ceil_mode not 0/1, or 1 with VALID/SAME */
+  MODEL_BAD_CIP = 1 << 4,        /* AVG count_include_pad not 0/1 */
+  MODEL_BAD_INDEX_TYPE = 1 << 5, /* index type with AVG or LP */
+  MODEL_BAD_P = 1 << 6,          /* LP p not finite or <= 0 */
+  MODEL_BAD_PAD_EXTENT = 1 << 7, /* pad >= dilated kernel extent */
+  MODEL_BAD_OUT = 1 << 8,        /* output size below 1 */
+  MODEL_BAD_WINDOW = 1 << 9,     /* a window holding no input element */
+  MODEL_BAD_OVERFLOW = 1 << 10,  /* a byte count above PTRDIFF_MAX */
+  /* The two UNSUPPORTED reasons the model can predict (forced ISAs are the
+   * caller's business: the model knows nothing of CPUs). */
+  MODEL_UNSUP_I32 = 1 << 16, /* I32 indices and h*w > INT32_MAX */
+  MODEL_UNSUP_U8 = 1 << 17   /* U8 indices and kernel_h*kernel_w > 256 */
+};
+#define MODEL_INVALID_MASK 0xffffu
+#define MODEL_UNSUP_MASK 0xffff0000u
+
+/* The model's verdict on a desc. */
+typedef struct model_shape {
+  unsigned reasons; /* bit set of MODEL_* reasons; 0 when accepted */
+  /* Resolved geometry; meaningful when no shape reason is set. */
+  size_t out_h, out_w;
+  size_t pad_top, pad_left, pad_bottom, pad_right;
+} model_shape;
+
+/* Predicts what simdpool_plan_create does with *d (ignoring the ISA). */
+void model_resolve(const simdpool_desc *d, model_shape *s);
+
+/* The status implied by a set of reasons: OK when empty, INVALID_ARGUMENT
+ * when only invalid reasons are set, UNSUPPORTED when only unsupported ones
+ * are. When both kinds are set the contract does not say which wins; this
+ * returns INVALID_ARGUMENT and model_status_acceptable() accepts either. */
+simdpool_status model_status(unsigned reasons);
+int model_status_acceptable(unsigned reasons, simdpool_status got);
+
+/* Short human-readable description of the first reasons set (static). */
+const char *model_reason_string(unsigned reasons);
+
+/* Element counts of the tensors of a resolved desc. */
+size_t model_x_count(const simdpool_desc *d);
+size_t model_y_count(const simdpool_desc *d, const model_shape *s);
+/* Size in bytes of one index of d->index_type (0 for NONE). */
+size_t model_index_size(simdpool_index_type t);
+
+/* Offset of element (n, c, h, w) of a tensor of shape (N, C, H, W) stored in
+ * the given layout. */
+size_t model_elem(simdpool_layout layout, size_t C, size_t H, size_t W,
+                  size_t n, size_t c, size_t h, size_t w);
+
+/* Inverse of model_elem: the coordinates of the element at offset off. */
+void model_coords(simdpool_layout layout, size_t C, size_t H, size_t W,
+                  size_t off, size_t *n, size_t *c, size_t *h, size_t *w);
+
+/* Forward pass. indices receives d->index_type values when not NULL. */
+void model_forward(const simdpool_desc *d, const model_shape *s, const float *x,
+                   float *y, void *indices);
+
+/* Backward pass. MAX: winners from indices (of d->index_type) when indices is
+ * not NULL, else recomputed from x. AVG: x unused. LP: x needed. Returns 0
+ * on success, -1 when some index names no valid tap of its window (then dx
+ * is left untouched). */
+int model_backward(const simdpool_desc *d, const model_shape *s,
+                   const float *dy, const void *indices, const float *x,
+                   float *dx);
+
+/* 1 when every index in indices names a valid (non-padding) tap of its own
+ * window, else 0 (and *bad, when not NULL, receives the offset of the first
+ * bad one in output order of memory). */
+int model_indices_valid(const simdpool_desc *d, const model_shape *s,
+                        const void *indices, size_t *bad);
+
+/* The pow of DESIGN.md (SLEEF u10, no-FMA family, scalar). */
+float model_pow(float x, float y);
+
+/* The canonical quiet NaN 0x7fc00000. */
+float model_canonical_nan(void);
+
+#endif /* SIMDPOOL_TEST_MODEL_H */

@@ -1,0 +1,490 @@
+/* test_kernels.c — checkasm-style: every registry kernel of every runnable ISA
+ * vs the scalar reference, memcmp. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------ RNG */
+
+static uint64_t seed;
+static uint64_t rng_state;
+
+static uint64_t rnd(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static size_t rnd_range(size_t lo, size_t hi) {
+  return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static float bits_to_float(uint32_t b) {
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+static uint32_t float_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+/* A value for an input tensor: mostly small integers (ties are frequent),
+ * random floats, and now and then a nasty value. */
+static float rnd_value(int nasty_rate) {
+  const uint64_t r = rnd();
+  if ((int)(r % 100) < nasty_rate) {
+    switch ((r >> 8) % 10) {
+    case 0: /* quiet NaN with a payload, either sign */
+      return bits_to_float(0x7fc00000u | (uint32_t)(r >> 20 & 0x3fffff) |
+                           (uint32_t)(r >> 63) << 31);
+    case 1: /* signalling NaN with a payload */
+      return bits_to_float(0x7f800000u | 1u | (uint32_t)(r >> 24 & 0x3fffff) |
+                           (uint32_t)(r >> 62 & 1) << 31);
+    case 2:
+      return 0.0f;
+    case 3:
+      return -0.0f;
+    case 4:
+      return INFINITY;
+    case 5:
+      return -INFINITY;
+    case 6: /* denormal */
+      return bits_to_float((uint32_t)(r >> 20 & 0x7fffff) | 1u |
+                           (uint32_t)(r >> 63) << 31);
+    case 7:
+      return FLT_MAX;
+    case 8:
+      return -FLT_MAX;
+    default:
+      return FLT_MIN;
+    }
+  }
+  if ((r >> 32) % 2)
+    return (float)((int)((r >> 40) % 7) - 3);
+  return (float)((double)(int64_t)(r >> 11) / (double)(1ull << 50));
+}
+
+/* ------------------------------------------------------------ guarded buffers
+ */
+
+#define GUARD 64 /* bytes of sentinel on each side */
+#define SENTINEL 0xA5
+
+typedef struct buf {
+  unsigned char *mem;
+  unsigned char *data; /* misaligned on purpose by a random multiple of elem */
+  size_t bytes;
+} buf;
+
+static buf buf_new(size_t count, size_t elem) {
+  buf b;
+  b.bytes = count * elem;
+  const size_t shift = rnd_range(0, 15) * elem;
+  b.mem = malloc(b.bytes + 2 * GUARD + 16 * 8 + 64);
+  ck_assert_ptr_nonnull(b.mem);
+  unsigned char *aligned =
+      (unsigned char *)(((uintptr_t)b.mem + GUARD + 63) & ~(uintptr_t)63);
+  b.data = aligned + shift;
+  memset(b.mem, SENTINEL, b.bytes + 2 * GUARD + 16 * 8 + 64);
+  return b;
+}
+
+static int guards_intact(const buf *b) {
+  for (const unsigned char *p = b->data - GUARD; p < b->data; p++)
+    if (*p != SENTINEL)
+      return 0;
+  for (const unsigned char *p = b->data + b->bytes;
+       p < b->data + b->bytes + GUARD; p++)
+    if (*p != SENTINEL)
+      return 0;
+  return 1;
+}
+
+/* ------------------------------------------------------------ geometries */
+
+static const char *const shape_names[SP_SHAPE_COUNT] = {
+    "general", "2x2s2", "3x3s2p1", "3x3s1", "global"};
+static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx"};
+static const char *const method_names[] = {"max", "avg", "lp"};
+
+/* A random descriptor biased towards the shape class of the kernel under
+ * test; the caller keeps only those whose geometry matches the class. */
+static void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
+                     simdpool_index_type it) {
+  const size_t n = rnd_range(1, 2);
+  /* Channels sweep 1 .. 3*16+1 for NHWC (lanes over channels); NCHW keeps
+   * few channels and sweeps widths instead. */
+  const size_t c =
+      e->layout == SIMDPOOL_NHWC ? rnd_range(1, 49) : rnd_range(1, 3);
+  const size_t wmax = e->layout == SIMDPOOL_NHWC ? 12 : 70;
+  size_t h = rnd_range(1, 12), w = rnd_range(1, wmax);
+  size_t k = rnd_range(1, 4), kw2 = rnd_range(1, 4);
+  simdpool_desc_init(d, e->method, e->layout, n, c, h, w, k, kw2);
+  d->index_type = it;
+  d->isa =
+      SIMDPOOL_ISA_SCALAR; /* geometry only; the kernel is called directly */
+  switch (e->shape) {
+  case SP_SHAPE_2X2S2:
+    d->kernel_h = d->kernel_w = d->stride_h = d->stride_w = 2;
+    d->h = rnd_range(2, 12);
+    d->w = rnd_range(2, wmax);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    return;
+  case SP_SHAPE_3X3S2P1:
+    d->kernel_h = d->kernel_w = 3;
+    d->stride_h = d->stride_w = 2;
+    d->pad_top = d->pad_left = 1;
+    d->pad_bottom = rnd_range(0, 2);
+    d->pad_right = rnd_range(0, 2);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    return;
+  case SP_SHAPE_3X3S1:
+    d->kernel_h = d->kernel_w = 3;
+    d->stride_h = d->stride_w = 1;
+    d->pad_top = rnd_range(0, 2);
+    d->pad_left = rnd_range(0, 2);
+    d->pad_bottom = rnd_range(0, 2);
+    d->pad_right = rnd_range(0, 2);
+    return;
+  case SP_SHAPE_GLOBAL:
+    d->kernel_h = d->h;
+    d->kernel_w = d->w;
+    return;
+  default:
+    break;
+  }
+  d->stride_h = rnd_range(1, 4);
+  d->stride_w = rnd_range(1, 4);
+  d->dilation_h = rnd() % 4 ? 1 : rnd_range(2, 3);
+  d->dilation_w = rnd() % 4 ? 1 : rnd_range(2, 3);
+  switch (rnd() % 6) {
+  case 0:
+    d->padding = SIMDPOOL_PAD_VALID;
+    break;
+  case 1:
+    d->padding = SIMDPOOL_PAD_SAME_UPPER;
+    break;
+  case 2:
+    d->padding = SIMDPOOL_PAD_SAME_LOWER;
+    break;
+  default: {
+    const size_t eh = d->dilation_h * (d->kernel_h - 1) + 1;
+    const size_t ew = d->dilation_w * (d->kernel_w - 1) + 1;
+    d->pad_top = rnd_range(0, eh - 1);
+    d->pad_bottom = rnd_range(0, eh - 1);
+    d->pad_left = rnd_range(0, ew - 1);
+    d->pad_right = rnd_range(0, ew - 1);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    break;
+  }
+  }
+  d->count_include_pad = (int)rnd_range(0, 1);
+  static const float ps[] = {1.0f, 2.0f, 3.0f, 0.5f, 1.5f, 2.5f};
+  d->p = ps[rnd() % 6];
+}
+
+/* The scalar GENERAL kernel that defines the bits of e's op. */
+static const sp_kernel_entry *reference_of(const sp_kernel_entry *e,
+                                           simdpool_index_type it) {
+  for (size_t i = 0; i < sp_registry_size; i++) {
+    const sp_kernel_entry *r = &sp_registry[i];
+    if (r->isa == SIMDPOOL_ISA_SCALAR && r->shape == SP_SHAPE_GENERAL &&
+        r->method == e->method && r->layout == e->layout && r->op == e->op &&
+        (r->index_mask & SP_IDX_BIT(it)))
+      return r;
+  }
+  return NULL;
+}
+
+static size_t index_size(simdpool_index_type it) {
+  switch (it) {
+  case SIMDPOOL_INDEX_I32:
+    return 4;
+  case SIMDPOOL_INDEX_I64:
+    return 8;
+  case SIMDPOOL_INDEX_U8:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void describe(char *s, size_t len, const sp_geom *g) {
+  snprintf(s, len,
+           "n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu d=%zux%zu "
+           "pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%d",
+           g->n, g->c, g->h, g->w, g->oh, g->ow, g->kh, g->kw, g->sh, g->sw,
+           g->dh, g->dw, g->pt, g->pl, g->pb, g->pr, g->count_include_pad,
+           (double)g->p, (int)g->index_type);
+}
+
+/* Reports the first differing element of two float tensors. */
+static void report_diff(const char *what, const float *want, const float *got,
+                        size_t count, const char *geom) {
+  for (size_t i = 0; i < count; i++) {
+    if (float_bits(want[i]) != float_bits(got[i])) {
+      ck_abort_msg("%s differs at element %zu: reference 0x%08" PRIx32
+                   " (%g), got 0x%08" PRIx32 " (%g); seed %" PRIu64 "; %s",
+                   what, i, float_bits(want[i]), (double)want[i],
+                   float_bits(got[i]), (double)got[i], seed, geom);
+    }
+  }
+  ck_abort_msg("%s differs (bytes outside elements); seed %" PRIu64 "; %s",
+               what, seed, geom);
+}
+
+/* Runs kernel e and its reference on one random geometry; returns 0 when the
+ * drawn geometry does not fit e. */
+static int run_one(const sp_kernel_entry *e) {
+  simdpool_index_type it = SIMDPOOL_INDEX_NONE;
+  if (e->method == SIMDPOOL_MAX && e->op != SP_OP_BWD) {
+    /* Cycle through the index types the kernel handles. */
+    const simdpool_index_type all[] = {SIMDPOOL_INDEX_NONE, SIMDPOOL_INDEX_I32,
+                                       SIMDPOOL_INDEX_I64, SIMDPOOL_INDEX_U8};
+    do
+      it = all[rnd() % 4];
+    while (!(e->index_mask & SP_IDX_BIT(it)));
+  }
+  simdpool_desc d;
+  rnd_desc(&d, e, it);
+  sp_geom g;
+  if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK || !sp_shape_matches(e->shape, &g))
+    return 0;
+  const sp_kernel_entry *ref = reference_of(e, it);
+  ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
+  char geom[320];
+  describe(geom, sizeof geom, &g);
+
+  const size_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
+  const int nasty = (int)rnd_range(0, 3) * 10;
+  const int nonneg = e->method == SIMDPOOL_LP && rnd() % 3 == 0;
+  buf x = buf_new(nx, 4), dy = buf_new(ny, 4);
+  for (size_t i = 0; i < nx; i++) {
+    float v = rnd_value(nasty);
+    ((float *)x.data)[i] = nonneg ? fabsf(v) : v;
+  }
+  for (size_t i = 0; i < ny; i++)
+    ((float *)dy.data)[i] = rnd_value(nasty / 2);
+
+  const int fwd = e->op == SP_OP_FWD;
+  const size_t out_count = fwd ? ny : nx;
+  buf want = buf_new(out_count, 4), got = buf_new(out_count, 4);
+  buf want_idx = buf_new(ny, index_size(it) ? index_size(it) : 1);
+  buf got_idx = buf_new(ny, index_size(it) ? index_size(it) : 1);
+
+  if (e->op == SP_OP_BWD_IDX) {
+    /* Backward from indices reads the winners of the reference forward. */
+    const sp_kernel_entry *rf = NULL;
+    for (size_t i = 0; i < sp_registry_size && !rf; i++) {
+      const sp_kernel_entry *r = &sp_registry[i];
+      if (r->isa == SIMDPOOL_ISA_SCALAR && r->shape == SP_SHAPE_GENERAL &&
+          r->method == SIMDPOOL_MAX && r->layout == e->layout &&
+          r->op == SP_OP_FWD)
+        rf = r;
+    }
+    ck_assert_ptr_nonnull(rf);
+    sp_io io = {(const float *)x.data, (float *)want.data, want_idx.data, NULL,
+                NULL};
+    float *ytmp = malloc(ny * sizeof *ytmp);
+    ck_assert_ptr_nonnull(ytmp);
+    io.y = ytmp;
+    rf->fn(&g, &io);
+    free(ytmp);
+  }
+
+  sp_io io_ref = {(const float *)x.data, NULL, NULL, (const float *)dy.data,
+                  NULL};
+  sp_io io_got = io_ref;
+  if (fwd) {
+    io_ref.y = (float *)want.data;
+    io_got.y = (float *)got.data;
+    io_ref.indices = it ? want_idx.data : NULL;
+    io_got.indices = it ? got_idx.data : NULL;
+  } else {
+    io_ref.dx = (float *)want.data;
+    io_got.dx = (float *)got.data;
+    io_ref.indices = io_got.indices =
+        e->op == SP_OP_BWD_IDX ? want_idx.data : NULL;
+  }
+  ref->fn(&g, &io_ref);
+  e->fn(&g, &io_got);
+
+  ck_assert_msg(guards_intact(&got),
+                "%s wrote outside its output; seed %" PRIu64 "; %s", e->name,
+                seed, geom);
+  if (fwd && it)
+    ck_assert_msg(guards_intact(&got_idx),
+                  "%s wrote outside its indices; seed %" PRIu64 "; %s", e->name,
+                  seed, geom);
+  if (memcmp(want.data, got.data, want.bytes) != 0)
+    report_diff(e->name, (const float *)want.data, (const float *)got.data,
+                out_count, geom);
+  if (fwd && it && memcmp(want_idx.data, got_idx.data, want_idx.bytes) != 0)
+    ck_abort_msg("%s: indices differ from the reference; seed %" PRIu64 "; %s",
+                 e->name, seed, geom);
+  free(x.mem);
+  free(dy.mem);
+  free(want.mem);
+  free(got.mem);
+  free(want_idx.mem);
+  free(got_idx.mem);
+  return 1;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static int configs_per_kernel = 400;
+
+START_TEST(kernel_matches_reference) {
+  const sp_kernel_entry *e = &sp_registry[_i];
+  if (e->isa == SIMDPOOL_ISA_SCALAR && e->shape == SP_SHAPE_GENERAL) {
+    printf("  ref     %-36s [scalar %s %s %s general]: the reference itself "
+           "(checked by test_model and test_cases)\n",
+           e->name, method_names[e->method],
+           e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", op_names[e->op]);
+    fflush(stdout);
+    return;
+  }
+  if (!sp_cpu_runs(e->isa)) {
+    printf("  skipped %-36s [%s %s %s %s %s]: this CPU cannot run %s\n",
+           e->name, simdpool_isa_name(e->isa), method_names[e->method],
+           e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", op_names[e->op],
+           shape_names[e->shape], simdpool_isa_name(e->isa));
+    fflush(stdout);
+    return;
+  }
+  rng_state = seed; /* every variant sees the same inputs */
+  int ran = 0, drawn = 0;
+  while (ran < configs_per_kernel) {
+    ck_assert_msg(++drawn < configs_per_kernel * 200,
+                  "could not draw geometries for %s", e->name);
+    ran += run_one(e);
+  }
+  printf("  ran     %-36s [%s %s %s %s %s]: %d configurations bit-exact\n",
+         e->name, simdpool_isa_name(e->isa), method_names[e->method],
+         e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", op_names[e->op],
+         shape_names[e->shape], ran);
+  fflush(stdout);
+}
+END_TEST
+
+/* Every built ISA covers every (method, layout, op, index type) with a
+ * GENERAL kernel, so a plan never lacks a kernel. */
+START_TEST(registry_is_complete) {
+  for (int isa = SIMDPOOL_ISA_SCALAR; isa <= SIMDPOOL_ISA_NEON; isa++) {
+    if (!sp_isa_built((simdpool_isa)isa))
+      continue;
+    for (int m = 0; m <= SIMDPOOL_LP; m++)
+      for (int l = 0; l <= SIMDPOOL_NHWC; l++)
+        for (int op = 0; op < SP_OP_COUNT; op++)
+          for (int it = 0; it <= SIMDPOOL_INDEX_U8; it++) {
+            if (op == SP_OP_BWD && it != SIMDPOOL_INDEX_NONE)
+              continue;
+            if ((m != SIMDPOOL_MAX && (it || op == SP_OP_BWD_IDX)) ||
+                (op == SP_OP_BWD_IDX && !it))
+              continue;
+            int found = 0;
+            for (size_t i = 0; i < sp_registry_size; i++) {
+              const sp_kernel_entry *e = &sp_registry[i];
+              found |= (int)e->isa == isa && (int)e->method == m &&
+                       (int)e->layout == l && (int)e->op == op &&
+                       e->shape == SP_SHAPE_GENERAL &&
+                       (e->index_mask & SP_IDX_BIT(it));
+            }
+            ck_assert_msg(found,
+                          "%s lacks a general kernel: method %d layout %d "
+                          "op %s index %d",
+                          simdpool_isa_name((simdpool_isa)isa), m, l,
+                          op_names[op], it);
+          }
+  }
+}
+END_TEST
+
+/* Run under SIMDPOOL_ISA=<name> by meson: AUTO plans must run that ISA. */
+START_TEST(forced_isa_is_used) {
+  const char *env = getenv("SIMDPOOL_ISA");
+  if (!env || !*env)
+    return;
+  simdpool_desc d;
+  simdpool_desc_init(&d, SIMDPOOL_MAX, SIMDPOOL_NHWC, 1, 8, 8, 8, 2, 2);
+  simdpool_plan *plan = NULL;
+  simdpool_status st = simdpool_plan_create(&d, &plan);
+  ck_assert_msg(st == SIMDPOOL_OK, "SIMDPOOL_ISA=%s: %s", env,
+                simdpool_last_error());
+  ck_assert_str_eq(simdpool_isa_name(simdpool_plan_isa(plan)), env);
+  printf("  SIMDPOOL_ISA=%s: AUTO plan runs %s\n", env,
+         simdpool_isa_name(simdpool_plan_isa(plan)));
+  simdpool_plan_destroy(plan);
+}
+END_TEST
+
+int main(void) {
+  const char *s = getenv("SIMDPOOL_TEST_SEED");
+  seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+  const char *scale = getenv("SIMDPOOL_TEST_SCALE");
+  if (scale && atof(scale) > 0)
+    configs_per_kernel = (int)(configs_per_kernel * atof(scale));
+  if (configs_per_kernel < 1)
+    configs_per_kernel = 1;
+
+  /* Under SIMDPOOL_ISA=<isa>, an ISA this machine cannot run skips the whole
+   * suite (exit 77: meson reports SKIP), and an unknown name must be a clean
+   * plan-creation error. */
+  const char *env = getenv("SIMDPOOL_ISA");
+  if (env && *env) {
+    simdpool_desc d;
+    simdpool_desc_init(&d, SIMDPOOL_AVG, SIMDPOOL_NCHW, 1, 1, 2, 2, 2, 2);
+    simdpool_plan *plan = NULL;
+    simdpool_status st = simdpool_plan_create(&d, &plan);
+    simdpool_plan_destroy(plan);
+    if (st == SIMDPOOL_UNSUPPORTED) {
+      printf("SIMDPOOL_ISA=%s: skipped: %s\n", env, simdpool_last_error());
+      return 77;
+    }
+    if (st != SIMDPOOL_OK) {
+      printf("SIMDPOOL_ISA=%s: plan creation fails cleanly: %s: %s\n", env,
+             simdpool_status_string(st), simdpool_last_error());
+      return st == SIMDPOOL_INVALID_ARGUMENT && *simdpool_last_error() ? 0 : 1;
+    }
+  }
+
+  printf("test_kernels: seed %" PRIu64 " (set SIMDPOOL_TEST_SEED to repeat), "
+         "%d configurations per kernel\n",
+         seed, configs_per_kernel);
+  printf("ISAs:");
+  for (int i = SIMDPOOL_ISA_SCALAR; i <= SIMDPOOL_ISA_NEON; i++)
+    printf(" %s=%s", simdpool_isa_name((simdpool_isa)i),
+           !sp_isa_built((simdpool_isa)i) ? "not-built"
+           : sp_cpu_runs((simdpool_isa)i) ? "runs"
+                                          : "cpu-lacks");
+  printf("\n");
+  fflush(stdout);
+
+  Suite *suite = suite_create("kernels");
+  TCase *tc = tcase_create("registry");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, registry_is_complete);
+  tcase_add_test(tc, forced_isa_is_used);
+  tcase_add_loop_test(tc, kernel_matches_reference, 0, (int)sp_registry_size);
+  suite_add_tcase(suite, tc);
+  SRunner *sr = srunner_create(suite);
+  srunner_run_all(sr, CK_NORMAL);
+  const int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

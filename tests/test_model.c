@@ -1,0 +1,1526 @@
+/* test_model.c - random sweep of simdpool against the independent model.
+ *
+ * For every operation (MAX forward with each index type, MAX backward from
+ * each index type and recomputed from x, AVG and LP forward and backward),
+ * every layout and every ISA the build and CPU support, draws random
+ * configurations and inputs, predicts with model.c what the library must do,
+ * and compares bit for bit. One Check test case per operation and layout;
+ * inside it each configuration is drawn and modelled once, then run on every
+ * ISA in turn (a mismatch drops that ISA, the others go on). Rejected
+ * configurations must be rejected with the model's status; outputs live in
+ * guarded, sentinel-filled buffers; inputs are checked unmodified.
+ *
+ * Environment:
+ *   SIMDPOOL_TEST_SEED   base seed (decimal or 0x hex); default: from time
+ *   SIMDPOOL_TEST_SCALE  multiplies the number of accepted configurations per
+ *                        operation/layout/ISA (default 1 = 2000)
+ *   SIMDPOOL_TEST_MAX_FAILURES  mismatches to report per op/layout/ISA before
+ *                        dropping that ISA (default 1)
+ *   CK_RUN_CASE          (Check) run one test case, e.g. avg_bwd_nhwc */
+#define _POSIX_C_SOURCE 200809L
+
+#include <check.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+#include "simdpool.h"
+
+/* ------------------------------------------------------------------------ */
+/* Random numbers: splitmix64 to seed, xorshift64* to draw                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct rng {
+  uint64_t state;
+} rng;
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed) {
+  r->state = splitmix64(seed);
+  if (r->state == 0)
+    r->state = 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t rng_next(rng *r) {
+  uint64_t x = r->state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  r->state = x;
+  return x * 0x2545f4914f6cdd1dull;
+}
+
+static uint32_t rng_u32(rng *r) {
+  return (uint32_t)(rng_next(r) >> 32);
+}
+
+/* Uniform in [0, n) for n >= 1. */
+static size_t rng_below(rng *r, size_t n) {
+  return (size_t)(rng_next(r) % (uint64_t)n);
+}
+
+/* Uniform in [lo, hi]. */
+static size_t rng_range(rng *r, size_t lo, size_t hi) {
+  return lo + rng_below(r, hi - lo + 1);
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(rng *r) {
+  return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int rng_chance(rng *r, double p) {
+  return rng_unit(r) < p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Global settings (set in main before the runner forks)                    */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t g_seed;
+static double g_scale = 1.0;
+static size_t g_target = 2000; /* accepted configurations per sweep */
+/* Mismatches reported per op/layout/ISA before that ISA is dropped from the
+ * sweep (SIMDPOOL_TEST_MAX_FAILURES; a debugging aid). */
+static size_t g_max_failures = 1;
+
+#define NUM_ISAS 6
+static const simdpool_isa g_isas[NUM_ISAS] = {
+    SIMDPOOL_ISA_AUTO, SIMDPOOL_ISA_SCALAR, SIMDPOOL_ISA_SSE41,
+    SIMDPOOL_ISA_AVX2, SIMDPOOL_ISA_AVX512, SIMDPOOL_ISA_NEON};
+/* What a plan with desc.isa == AUTO must run (from SIMDPOOL_ISA or the best
+ * supported), or the status plan creation must give when AUTO cannot run. */
+static simdpool_isa g_auto_isa = SIMDPOOL_ISA_SCALAR;
+static simdpool_status g_auto_status = SIMDPOOL_OK;
+static const char *g_auto_note = "";
+
+/* ------------------------------------------------------------------------ */
+/* Operations                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+  OP_MAX_FWD_NONE,
+  OP_MAX_FWD_I32,
+  OP_MAX_FWD_I64,
+  OP_MAX_FWD_U8,
+  OP_MAX_BWD_I32,
+  OP_MAX_BWD_I64,
+  OP_MAX_BWD_U8,
+  OP_MAX_BWD_X,
+  OP_AVG_FWD,
+  OP_AVG_BWD,
+  OP_LP_FWD,
+  OP_LP_BWD,
+  OP_COUNT
+} op_kind;
+
+static const char *const g_op_names[OP_COUNT] = {
+    "max_fwd_none", "max_fwd_i32", "max_fwd_i64", "max_fwd_u8",
+    "max_bwd_i32",  "max_bwd_i64", "max_bwd_u8",  "max_bwd_x",
+    "avg_fwd",      "avg_bwd",     "lp_fwd",      "lp_bwd"};
+
+static simdpool_method op_method(op_kind op) {
+  if (op <= OP_MAX_BWD_X)
+    return SIMDPOOL_MAX;
+  if (op <= OP_AVG_BWD)
+    return SIMDPOOL_AVG;
+  return SIMDPOOL_LP;
+}
+
+static int op_is_backward(op_kind op) {
+  return (op >= OP_MAX_BWD_I32 && op <= OP_MAX_BWD_X) || op == OP_AVG_BWD ||
+         op == OP_LP_BWD;
+}
+
+static simdpool_index_type op_index_type(op_kind op) {
+  switch (op) {
+  case OP_MAX_FWD_I32:
+  case OP_MAX_BWD_I32:
+    return SIMDPOOL_INDEX_I32;
+  case OP_MAX_FWD_I64:
+  case OP_MAX_BWD_I64:
+    return SIMDPOOL_INDEX_I64;
+  case OP_MAX_FWD_U8:
+  case OP_MAX_BWD_U8:
+    return SIMDPOOL_INDEX_U8;
+  default:
+    return SIMDPOOL_INDEX_NONE;
+  }
+}
+
+static const char *layout_name(simdpool_layout l) {
+  return l == SIMDPOOL_NCHW ? "nchw" : l == SIMDPOOL_NHWC ? "nhwc" : "bad";
+}
+
+static const char *padding_name(simdpool_padding p) {
+  switch (p) {
+  case SIMDPOOL_PAD_EXPLICIT:
+    return "EXPLICIT";
+  case SIMDPOOL_PAD_VALID:
+    return "VALID";
+  case SIMDPOOL_PAD_SAME_UPPER:
+    return "SAME_UPPER";
+  case SIMDPOOL_PAD_SAME_LOWER:
+    return "SAME_LOWER";
+  default:
+    return "bad";
+  }
+}
+
+static const char *index_name(simdpool_index_type t) {
+  switch (t) {
+  case SIMDPOOL_INDEX_NONE:
+    return "NONE";
+  case SIMDPOOL_INDEX_I32:
+    return "I32";
+  case SIMDPOOL_INDEX_I64:
+    return "I64";
+  case SIMDPOOL_INDEX_U8:
+    return "U8";
+  default:
+    return "bad";
+  }
+}
+
+static const char *method_name(simdpool_method m) {
+  return m == SIMDPOOL_MAX   ? "MAX"
+         : m == SIMDPOOL_AVG ? "AVG"
+         : m == SIMDPOOL_LP  ? "LP"
+                             : "bad";
+}
+
+static uint32_t f2u(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static float u2f(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One configuration                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* How the input values of a configuration are drawn. */
+typedef enum {
+  VALUES_PLAIN, /* uniform in [-4, 4] */
+  VALUES_TIES,  /* small integers and signed zeros: many equal values */
+  VALUES_WIDE,  /* any finite magnitude */
+  VALUES_COUNT
+} value_class;
+
+static const char *const g_value_names[VALUES_COUNT] = {"plain", "ties",
+                                                        "wide"};
+
+typedef struct config {
+  op_kind op;
+  int plan_only;    /* shape_rules: plan creation only */
+  simdpool_isa isa; /* requested */
+  size_t iteration;
+  uint64_t iter_seed;
+  simdpool_desc d;
+  model_shape ms;
+  value_class values;
+  double nasty;      /* probability of a special value per input element */
+  int nonnegative;   /* LP: inputs forced >= 0 */
+  double dy_nasty;   /* the same for dy */
+  int pass_x;        /* backward: whether x is passed */
+  size_t misalign_x; /* elements of misalignment of the buffers */
+  size_t misalign_y;
+} config;
+
+static void describe(const config *cf, char *buf, size_t size) {
+  const simdpool_desc *d = &cf->d;
+  snprintf(buf, size,
+           "seed=%" PRIu64 " (SIMDPOOL_TEST_SEED) op=%s isa=%s iteration=%zu"
+           " iter_seed=0x%016" PRIx64 "\n"
+           "  desc: method=%s layout=%s n=%zu c=%zu h=%zu w=%zu"
+           " kernel=%zux%zu stride=%zux%zu dilation=%zux%zu\n"
+           "        padding=%s pads(t,l,b,r)=(%zu,%zu,%zu,%zu) ceil_mode=%d"
+           " count_include_pad=%d p=%.9g (0x%08" PRIx32 ") index_type=%s"
+           " isa=%s\n"
+           "  model: %s out=%zux%zu resolved pads(t,l,b,r)=(%zu,%zu,%zu,%zu)"
+           " reasons=0x%x\n"
+           "  values=%s nasty=%.2f nonnegative=%d dy_nasty=%.2f pass_x=%d"
+           " misalign(x,y)=(%zu,%zu)\n",
+           g_seed, cf->plan_only ? "shape_rules" : g_op_names[cf->op],
+           simdpool_isa_name(cf->isa), cf->iteration, cf->iter_seed,
+           method_name(d->method), layout_name(d->layout), d->n, d->c, d->h,
+           d->w, d->kernel_h, d->kernel_w, d->stride_h, d->stride_w,
+           d->dilation_h, d->dilation_w, padding_name(d->padding), d->pad_top,
+           d->pad_left, d->pad_bottom, d->pad_right, d->ceil_mode,
+           d->count_include_pad, (double)d->p, f2u(d->p),
+           index_name(d->index_type), simdpool_isa_name(d->isa),
+           model_reason_string(cf->ms.reasons), cf->ms.out_h, cf->ms.out_w,
+           cf->ms.pad_top, cf->ms.pad_left, cf->ms.pad_bottom, cf->ms.pad_right,
+           cf->ms.reasons, g_value_names[cf->values], cf->nasty,
+           cf->nonnegative, cf->dy_nasty, cf->pass_x, cf->misalign_x,
+           cf->misalign_y);
+}
+
+/* While one ISA runs one configuration, a failure jumps back to the sweep,
+ * which stops testing that ISA but goes on with the others. */
+static jmp_buf *g_fail_jump;
+/* Extra detail (a window dump) printed after the message of a failure. */
+static char g_extra[4096];
+
+/* Prints the configuration and the message, then fails (see g_fail_jump). */
+static _Noreturn void fail_config(const config *cf, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fail_config(const config *cf, const char *fmt, ...) {
+  char msg[1536];
+  char desc[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  describe(cf, desc, sizeof desc);
+  printf("\n*** MISMATCH ***\n%s  %s\n%s", desc, msg, g_extra);
+  fflush(stdout);
+  g_extra[0] = '\0';
+  if (g_fail_jump != NULL)
+    longjmp(*g_fail_jump, 1);
+  ck_abort_msg("%s %s/%s iteration %zu: %s (seed %" PRIu64 ")",
+               cf->plan_only ? "shape_rules" : g_op_names[cf->op],
+               layout_name(cf->d.layout), simdpool_isa_name(cf->isa),
+               cf->iteration, msg, g_seed);
+  abort();
+}
+
+/* The extent of a kernel axis. */
+static size_t extent(size_t k, size_t d) {
+  return d * (k - 1) + 1;
+}
+
+/* Draws a desc for op. The generator mostly makes valid configurations and
+ * sometimes breaks one rule (or several) on purpose. */
+static void draw_desc(rng *r, op_kind op, simdpool_layout layout,
+                      simdpool_isa isa, config *cf) {
+  simdpool_desc *d = &cf->d;
+  simdpool_method m = op_method(op);
+  double u;
+  size_t eh, ew;
+
+  simdpool_desc_init(d, m, layout, 1, 1, 1, 1, 1, 1);
+  d->method = m;
+  d->layout = layout;
+  d->isa = isa;
+
+  /* Shape. */
+  u = rng_unit(r);
+  if (u < 0.62) { /* the basic ranges */
+    d->n = rng_range(r, 1, 2);
+    d->c = rng_range(r, 1, 9);
+    d->h = rng_range(r, 1, 13);
+    d->w = rng_range(r, 1, 13);
+  } else if (u < 0.80) { /* wide rows: fills vectors over output columns */
+    d->n = 1;
+    d->c = rng_range(r, 1, 3);
+    d->h = rng_range(r, 1, 7);
+    d->w = rng_range(r, 14, 75);
+  } else { /* many channels: fills vectors over channels (NHWC) */
+    d->n = rng_range(r, 1, 2);
+    d->c = rng_range(r, 10, 40);
+    d->h = rng_range(r, 1, 8);
+    d->w = rng_range(r, 1, 8);
+  }
+
+  /* Window. */
+  d->padding = SIMDPOOL_PAD_EXPLICIT;
+  d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 0;
+  d->ceil_mode = 0;
+  u = rng_unit(r);
+  if (u < 0.30) {
+    /* The shapes with specialised kernels. */
+    switch (rng_below(r, 8)) {
+    case 0: /* 2x2 stride 2 */
+    case 1:
+      d->kernel_h = d->kernel_w = 2;
+      d->stride_h = d->stride_w = 2;
+      break;
+    case 2: /* 3x3 stride 2 pad 1 (ResNet stem) */
+      d->kernel_h = d->kernel_w = 3;
+      d->stride_h = d->stride_w = 2;
+      d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 1;
+      break;
+    case 3: /* 3x3 stride 1 (Inception), pad 0 or 1 */
+      d->kernel_h = d->kernel_w = 3;
+      d->stride_h = d->stride_w = 1;
+      if (rng_chance(r, 0.5))
+        d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 1;
+      break;
+    case 4: /* global pooling */
+      d->kernel_h = d->h;
+      d->kernel_w = d->w;
+      d->stride_h = d->stride_w = 1;
+      break;
+    case 5: /* 2x2 stride 1 */
+      d->kernel_h = d->kernel_w = 2;
+      d->stride_h = d->stride_w = 1;
+      break;
+    case 6: /* 3x3 stride 2, no padding */
+      d->kernel_h = d->kernel_w = 3;
+      d->stride_h = d->stride_w = 2;
+      break;
+    default: /* 1x1 */
+      d->kernel_h = d->kernel_w = 1;
+      d->stride_h = d->stride_w = rng_range(r, 1, 2);
+      break;
+    }
+    d->dilation_h = d->dilation_w = 1;
+    if (rng_chance(r, 0.3))
+      d->ceil_mode = 1;
+    if (rng_chance(r, 0.1))
+      d->padding = (simdpool_padding)rng_range(r, 1, 3);
+    if (d->padding != SIMDPOOL_PAD_EXPLICIT) {
+      d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 0;
+      d->ceil_mode = 0;
+    }
+  } else {
+    d->kernel_h = rng_range(r, 1, 4);
+    d->kernel_w = rng_range(r, 1, 4);
+    if (rng_chance(r, 0.08)) /* larger than the input */
+      d->kernel_h = rng_range(r, d->h, d->h + 3);
+    if (rng_chance(r, 0.08))
+      d->kernel_w = rng_range(r, d->w, d->w + 3);
+    d->stride_h = rng_range(r, 1, 4);
+    d->stride_w = rng_range(r, 1, 4);
+    d->dilation_h = rng_chance(r, 0.5) ? 1 : rng_range(r, 1, 3);
+    d->dilation_w = rng_chance(r, 0.5) ? 1 : rng_range(r, 1, 3);
+    u = rng_unit(r);
+    d->padding = u < 0.55   ? SIMDPOOL_PAD_EXPLICIT
+                 : u < 0.70 ? SIMDPOOL_PAD_VALID
+                 : u < 0.85 ? SIMDPOOL_PAD_SAME_UPPER
+                            : SIMDPOOL_PAD_SAME_LOWER;
+    eh = extent(d->kernel_h, d->dilation_h);
+    ew = extent(d->kernel_w, d->dilation_w);
+    if (d->padding == SIMDPOOL_PAD_EXPLICIT) {
+      /* Pads 0..extent-1, independently per side; often 0. */
+      d->pad_top = rng_chance(r, 0.4) ? 0 : rng_below(r, eh);
+      d->pad_bottom = rng_chance(r, 0.4) ? 0 : rng_below(r, eh);
+      d->pad_left = rng_chance(r, 0.4) ? 0 : rng_below(r, ew);
+      d->pad_right = rng_chance(r, 0.4) ? 0 : rng_below(r, ew);
+      d->ceil_mode = rng_chance(r, 0.5);
+      if (rng_chance(r, 0.02)) /* pad >= extent: rejected */
+        d->pad_top = eh + rng_below(r, 2);
+      if (rng_chance(r, 0.02))
+        d->pad_right = ew + rng_below(r, 2);
+    } else {
+      if (rng_chance(r, 0.03)) /* ceil with VALID/SAME: rejected */
+        d->ceil_mode = 1;
+      if (rng_chance(r, 0.03)) /* pad with VALID/SAME: rejected */
+        d->pad_left = rng_range(r, 1, 2);
+    }
+  }
+
+  /* Method parameters, with the fields a method ignores set to junk. */
+  d->index_type = SIMDPOOL_INDEX_NONE;
+  d->count_include_pad = (int)rng_range(r, 0, 1);
+  d->p = 2.0f;
+  if (m == SIMDPOOL_MAX) {
+    d->index_type = op_index_type(op);
+    if (op == OP_MAX_BWD_X) /* recomputed from x whatever the index type */
+      d->index_type = (simdpool_index_type)rng_below(r, 4);
+    if (rng_chance(r, 0.1))
+      d->count_include_pad = rng_chance(r, 0.5) ? 7 : -1;
+    if (rng_chance(r, 0.1))
+      d->p = rng_chance(r, 0.5) ? -1.0f : u2f(0x7fc00000u);
+    if (d->index_type == SIMDPOOL_INDEX_U8 && rng_chance(r, 0.01)) {
+      /* More than 256 taps: U8 too narrow (UNSUPPORTED). */
+      d->kernel_h = 17;
+      d->kernel_w = 16;
+      d->stride_h = d->stride_w = rng_range(r, 1, 3);
+      d->dilation_h = d->dilation_w = 1;
+      d->h = rng_range(r, 17, 20);
+      d->w = rng_range(r, 16, 20);
+    }
+  } else if (m == SIMDPOOL_AVG) {
+    if (rng_chance(r, 0.01)) /* count_include_pad not 0/1: rejected */
+      d->count_include_pad = rng_chance(r, 0.5) ? 2 : -1;
+    if (rng_chance(r, 0.1))
+      d->p = u2f(0xff800000u); /* ignored */
+  } else {
+    double pc = rng_unit(r);
+    if (pc < 0.25)
+      d->p = 1.0f;
+    else if (pc < 0.50)
+      d->p = 2.0f;
+    else if (pc < 0.75) {
+      static const float fixed[] = {0.5f, 1.5f, 3.0f, 2.5f, 0.25f, 4.0f};
+      d->p = fixed[rng_below(r, sizeof fixed / sizeof fixed[0])];
+    } else {
+      d->p = (float)(0.25 + 3.75 * rng_unit(r));
+    }
+    if (rng_chance(r, 0.02)) { /* p not finite or <= 0: rejected */
+      static const uint32_t bad[] = {0x00000000u, 0x80000000u, 0xbf800000u,
+                                     0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                     0x7f800001u};
+      d->p = u2f(bad[rng_below(r, sizeof bad / sizeof bad[0])]);
+    }
+    if (rng_chance(r, 0.1))
+      d->count_include_pad = 5; /* ignored */
+  }
+  if (m != SIMDPOOL_MAX && rng_chance(r, 0.01)) /* rejected */
+    d->index_type = (simdpool_index_type)rng_range(r, 1, 3);
+
+  /* Rare blunders, all rejected. */
+  if (rng_chance(r, 0.01)) {
+    switch (rng_below(r, 10)) {
+    case 0:
+      d->n = 0;
+      break;
+    case 1:
+      d->c = 0;
+      break;
+    case 2:
+      d->h = 0;
+      break;
+    case 3:
+      d->w = 0;
+      break;
+    case 4:
+      d->kernel_h = 0;
+      break;
+    case 5:
+      d->kernel_w = 0;
+      break;
+    case 6:
+      d->stride_h = 0;
+      break;
+    case 7:
+      d->stride_w = 0;
+      break;
+    case 8:
+      d->dilation_h = 0;
+      break;
+    default:
+      d->dilation_w = 0;
+      break;
+    }
+  }
+  if (rng_chance(r, 0.005))
+    d->ceil_mode = rng_chance(r, 0.5) ? 2 : -1;
+  if (rng_chance(r, 0.005))
+    d->padding = (simdpool_padding)4;
+}
+
+/* A special value: NaNs with random payloads (quiet and signalling, both
+ * signs), signed zeros and infinities, denormals, FLT_MAX, FLT_MIN. */
+static uint32_t nasty_bits(rng *r) {
+  uint32_t sign = (rng_u32(r) & 1u) << 31;
+  uint32_t bits = rng_u32(r);
+  switch (rng_below(r, 11)) {
+  case 0: /* quiet NaN, random payload */
+    return sign | 0x7fc00000u | (bits & 0x3fffffu);
+  case 1: { /* signalling NaN, random nonzero payload */
+    uint32_t payload = bits & 0x3fffffu;
+    return sign | 0x7f800000u | (payload ? payload : 1u);
+  }
+  case 2: /* canonical quiet NaN, either sign */
+    return sign | 0x7fc00000u;
+  case 3:
+  case 4: /* signed zero */
+    return sign;
+  case 5: /* infinity */
+    return sign | 0x7f800000u;
+  case 6:
+  case 7: /* denormal */
+    return sign | ((bits & 0x7fffffu) ? (bits & 0x7fffffu) : 1u);
+  case 8: /* FLT_MAX */
+    return sign | 0x7f7fffffu;
+  case 9: /* FLT_MIN */
+    return sign | 0x00800000u;
+  default: /* huge finite */
+    return sign | ((uint32_t)rng_range(r, 250, 254) << 23) | (bits & 0x7fffffu);
+  }
+}
+
+static float draw_value(rng *r, value_class vc, double nasty) {
+  if (nasty > 0.0 && rng_chance(r, nasty))
+    return u2f(nasty_bits(r));
+  switch (vc) {
+  case VALUES_TIES: {
+    static const float set[] = {-2.0f, -1.0f, -0.0f, 0.0f, 1.0f, 2.0f};
+    return set[rng_below(r, sizeof set / sizeof set[0])];
+  }
+  case VALUES_WIDE: {
+    uint32_t bits = rng_u32(r);
+    uint32_t e = (uint32_t)rng_range(r, 1, 254);
+    return u2f((bits & 0x807fffffu) | (e << 23));
+  }
+  default:
+    return (float)(rng_unit(r) * 8.0 - 4.0);
+  }
+}
+
+static float draw_dy(rng *r, double nasty) {
+  if (nasty > 0.0 && rng_chance(r, nasty)) {
+    uint32_t sign = (rng_u32(r) & 1u) << 31;
+    switch (rng_below(r, 5)) {
+    case 0:
+      return u2f(sign | 0x7fc00000u | (rng_u32(r) & 0x3fffffu));
+    case 1:
+      return u2f(sign | 0x7f800000u);
+    case 2:
+      return u2f(0x80000000u);
+    case 3:
+      return u2f(sign | (rng_u32(r) & 0x7fffffu));
+    default:
+      return u2f(sign | 0x7f7fffffu);
+    }
+  }
+  return (float)(rng_unit(r) * 8.0 - 4.0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Guarded buffers                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define GUARD_BYTES 64
+#define GUARD_FILL 0xa5u
+#define SENTINEL_F32 0xffa5a5a5u /* a signalling NaN nothing produces */
+
+/* An output buffer with GUARD_BYTES of GUARD_FILL before and after the data
+ * (plus `misalign` elements of fill), the data prefilled with a sentinel. */
+typedef struct guarded {
+  unsigned char *base;
+  unsigned char *data;
+  size_t bytes; /* of data */
+  size_t front; /* bytes before data */
+  size_t total;
+} guarded;
+
+static void guarded_alloc(guarded *g, size_t count, size_t elem_size,
+                          size_t misalign) {
+  size_t i;
+  g->bytes = count * elem_size;
+  g->front = GUARD_BYTES + misalign * elem_size;
+  g->total = g->front + g->bytes + GUARD_BYTES;
+  g->base = malloc(g->total);
+  ck_assert_ptr_nonnull(g->base);
+  memset(g->base, (int)GUARD_FILL, g->total);
+  g->data = g->base + g->front;
+  if (elem_size == sizeof(float))
+    for (i = 0; i < count; i++)
+      memcpy(g->data + i * 4, &(uint32_t){SENTINEL_F32}, 4);
+}
+
+/* Refills the data with the sentinel (float buffers) or the fill byte. */
+static void guarded_refill(guarded *g, size_t elem_size) {
+  size_t i;
+  memset(g->data, (int)GUARD_FILL, g->bytes);
+  if (elem_size == sizeof(float))
+    for (i = 0; i < g->bytes / 4; i++)
+      memcpy(g->data + i * 4, &(uint32_t){SENTINEL_F32}, 4);
+}
+
+/* 1 when the bytes around the data are intact. */
+static int guarded_intact(const guarded *g, size_t *bad_pos) {
+  size_t i;
+  for (i = 0; i < g->front; i++)
+    if (g->base[i] != GUARD_FILL) {
+      *bad_pos = i;
+      return 0;
+    }
+  for (i = g->front + g->bytes; i < g->total; i++)
+    if (g->base[i] != GUARD_FILL) {
+      *bad_pos = i;
+      return 0;
+    }
+  return 1;
+}
+
+/* 1 when every data element still holds the sentinel. */
+static int guarded_untouched(const guarded *g, size_t elem_size) {
+  size_t i;
+  for (i = 0; i < g->bytes; i++) {
+    unsigned char want = GUARD_FILL;
+    if (elem_size == sizeof(float) && i % 4 == 3)
+      want = (unsigned char)(SENTINEL_F32 >> 24);
+    if (g->data[i] != want)
+      return 0;
+  }
+  return 1;
+}
+
+static void guarded_free(guarded *g) {
+  free(g->base);
+  g->base = g->data = NULL;
+}
+
+/* An input buffer: exactly `count` elements after `misalign` elements of
+ * slack, so that reading past the end is caught by ASan. */
+typedef struct input {
+  void *base;
+  float *data;
+} input;
+
+static void input_alloc(input *in, size_t count, size_t misalign) {
+  in->base = malloc((count + misalign) * sizeof(float));
+  ck_assert_ptr_nonnull(in->base);
+  in->data = (float *)in->base + misalign;
+}
+
+#define CHECK_GUARDS(cf, g, what)                                              \
+  do {                                                                         \
+    size_t bad_pos_;                                                           \
+    if (!guarded_intact((g), &bad_pos_))                                       \
+      fail_config((cf), "%s: guard byte %zd (relative to data) overwritten",   \
+                  (what), (ptrdiff_t)bad_pos_ - (ptrdiff_t)(g)->front);        \
+  } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* Comparison                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Appends printf-style text to g_extra. */
+static void extra(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void extra(const char *fmt, ...) {
+  size_t used = strlen(g_extra);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_extra + used, sizeof g_extra - used, fmt, ap);
+  va_end(ap);
+}
+
+/* Records the taps of the window of output (n, c, oh, ow) in g_extra. */
+static void dump_window(const config *cf, const float *x, size_t n, size_t c,
+                        size_t oh, size_t ow) {
+  const simdpool_desc *d = &cf->d;
+  const size_t cap = 12; /* taps shown per axis */
+  size_t i, j;
+  extra("  window of that output, taps row-major ('-' = padding):\n");
+  for (i = 0; i < d->kernel_h && i < cap; i++) {
+    long long ih = (long long)(oh * d->stride_h) - (long long)cf->ms.pad_top +
+                   (long long)(i * d->dilation_h);
+    extra("   ");
+    for (j = 0; j < d->kernel_w && j < cap; j++) {
+      long long iw = (long long)(ow * d->stride_w) -
+                     (long long)cf->ms.pad_left +
+                     (long long)(j * d->dilation_w);
+      if (ih < 0 || ih >= (long long)d->h || iw < 0 || iw >= (long long)d->w)
+        extra("     -     ");
+      else
+        extra(" 0x%08" PRIx32, f2u(x[model_elem(d->layout, d->c, d->h, d->w, n,
+                                                c, (size_t)ih, (size_t)iw)]));
+    }
+    extra("%s\n", d->kernel_w > cap ? " ..." : "");
+  }
+  if (d->kernel_h > cap)
+    extra("    ...\n");
+}
+
+/* Compares the n*c*H*W floats of a tensor in the config's layout bit for
+ * bit; on mismatch reports the first differing coordinate and fails. */
+static void compare_f32(const config *cf, const char *what, const float *got,
+                        const float *want, size_t H, size_t W,
+                        const float *x_for_window) {
+  const simdpool_desc *d = &cf->d;
+  size_t count = d->n * d->c * H * W;
+  size_t i, first = 0, ndiff = 0;
+  size_t n, c, h, w;
+  if (memcmp(got, want, count * sizeof(float)) == 0)
+    return;
+  for (i = 0; i < count; i++)
+    if (f2u(got[i]) != f2u(want[i])) {
+      if (ndiff == 0)
+        first = i;
+      ndiff++;
+    }
+  model_coords(d->layout, d->c, H, W, first, &n, &c, &h, &w);
+  if (x_for_window != NULL)
+    dump_window(cf, x_for_window, n, c, h, w);
+  fail_config(cf,
+              "%s differs in %zu of %zu elements; first at offset %zu = "
+              "(n=%zu, c=%zu, h=%zu, w=%zu): want 0x%08" PRIx32
+              " (%.9g) got 0x%08" PRIx32 " (%.9g)",
+              what, ndiff, count, first, n, c, h, w, f2u(want[first]),
+              (double)want[first], f2u(got[first]), (double)got[first]);
+}
+
+static long long index_at(simdpool_index_type t, const void *p, size_t i) {
+  if (t == SIMDPOOL_INDEX_I32) {
+    int32_t v;
+    memcpy(&v, (const char *)p + 4 * i, 4);
+    return v;
+  }
+  if (t == SIMDPOOL_INDEX_I64) {
+    int64_t v;
+    memcpy(&v, (const char *)p + 8 * i, 8);
+    return (long long)v;
+  }
+  return ((const uint8_t *)p)[i];
+}
+
+static void compare_indices(const config *cf, const void *got, const void *want,
+                            const float *x) {
+  const simdpool_desc *d = &cf->d;
+  size_t count = d->n * d->c * cf->ms.out_h * cf->ms.out_w;
+  size_t isz = model_index_size(d->index_type);
+  size_t i, first = 0, ndiff = 0;
+  size_t n, c, h, w;
+  if (memcmp(got, want, count * isz) == 0)
+    return;
+  for (i = 0; i < count; i++)
+    if (index_at(d->index_type, got, i) != index_at(d->index_type, want, i)) {
+      if (ndiff == 0)
+        first = i;
+      ndiff++;
+    }
+  model_coords(d->layout, d->c, cf->ms.out_h, cf->ms.out_w, first, &n, &c, &h,
+               &w);
+  dump_window(cf, x, n, c, h, w);
+  fail_config(cf,
+              "forward indices differ in %zu of %zu elements; first at "
+              "offset %zu = (n=%zu, c=%zu, h=%zu, w=%zu): want %lld (0x%llx) "
+              "got %lld (0x%llx)",
+              ndiff, count, first, n, c, h, w,
+              index_at(d->index_type, want, first),
+              (unsigned long long)index_at(d->index_type, want, first),
+              index_at(d->index_type, got, first),
+              (unsigned long long)index_at(d->index_type, got, first));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The sweep                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* What the model expects for one accepted configuration, computed once and
+ * checked against every ISA. */
+typedef struct expected {
+  input x, dy;   /* the library's inputs */
+  float *x_copy; /* pristine copies, to detect writes to inputs */
+  float *dy_copy;
+  float *ym;      /* forward y */
+  void *im;       /* forward indices (MAX with an index type) */
+  float *dxm;     /* backward dx */
+  void *bad;      /* indices with one corrupted entry, or NULL */
+  int bad_valid;  /* whether bad still names valid taps only */
+  float *dxm_bad; /* backward dx from bad when bad_valid */
+} expected;
+
+/* Corrupts one entry of a copy of indices. */
+static void *corrupt_indices(rng *r, const config *cf, const void *indices) {
+  const simdpool_desc *d = &cf->d;
+  size_t count = d->n * d->c * cf->ms.out_h * cf->ms.out_w;
+  size_t isz = model_index_size(d->index_type);
+  unsigned char *copy = malloc(count * isz);
+  size_t at = rng_below(r, count);
+  long long v;
+  ck_assert_ptr_nonnull(copy);
+  memcpy(copy, indices, count * isz);
+  if (d->index_type == SIMDPOOL_INDEX_U8) {
+    uint8_t b = (uint8_t)rng_below(r, d->kernel_h * d->kernel_w + 2);
+    if (rng_chance(r, 0.1))
+      b = 255;
+    copy[at] = b;
+    return copy;
+  }
+  switch (rng_below(r, 4)) {
+  case 0:
+    v = -1 - (long long)rng_below(r, 3);
+    break;
+  case 1:
+    v = (long long)(d->h * d->w) + (long long)rng_below(r, 3);
+    break;
+  default: /* anywhere in the plane: usually outside the window */
+    v = (long long)rng_below(r, d->h * d->w);
+    break;
+  }
+  if (d->index_type == SIMDPOOL_INDEX_I32) {
+    int32_t x32 = (int32_t)v;
+    memcpy(copy + 4 * at, &x32, 4);
+  } else {
+    int64_t x64 = (int64_t)v;
+    if (rng_chance(r, 0.1)) /* garbage in the high bits */
+      x64 = (int64_t)((uint64_t)x64 ^ ((uint64_t)1 << 40));
+    memcpy(copy + 8 * at, &x64, 8);
+  }
+  return copy;
+}
+
+/* 1 when the op runs the forward pass (all forward ops, and MAX backward
+ * from indices, which feeds the forward's indices to the backward). */
+static int op_runs_forward(op_kind op) {
+  return !op_is_backward(op) || (op >= OP_MAX_BWD_I32 && op <= OP_MAX_BWD_U8);
+}
+
+/* Draws the values of an accepted configuration and computes the model's
+ * outputs. */
+static void prepare(rng *r, config *cf, expected *e) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  size_t xcount = model_x_count(d);
+  size_t ycount = model_y_count(d, ms);
+  size_t isz = model_index_size(d->index_type);
+  static const double nasty_levels[] = {0.0, 0.0, 0.01, 0.05, 0.2, 0.6};
+  double u = rng_unit(r);
+  size_t i;
+
+  memset(e, 0, sizeof *e);
+  cf->values = u < 0.55 ? VALUES_PLAIN : u < 0.85 ? VALUES_TIES : VALUES_WIDE;
+  cf->nasty = nasty_levels[rng_below(r, 6)];
+  cf->nonnegative = d->method == SIMDPOOL_LP && rng_chance(r, 0.4);
+  cf->dy_nasty = rng_chance(r, 0.5) ? 0.0 : rng_chance(r, 0.5) ? 0.02 : 0.2;
+  cf->pass_x = rng_chance(r, 0.5);
+  cf->misalign_x = rng_chance(r, 0.5) ? 0 : rng_range(r, 1, 15);
+  cf->misalign_y = rng_chance(r, 0.5) ? 0 : rng_range(r, 1, 15);
+
+  input_alloc(&e->x, xcount, cf->misalign_x);
+  e->x_copy = malloc(xcount * sizeof(float));
+  ck_assert_ptr_nonnull(e->x_copy);
+  for (i = 0; i < xcount; i++) {
+    float v = draw_value(r, cf->values, cf->nasty);
+    if (cf->nonnegative)
+      v = u2f(f2u(v) & 0x7fffffffu);
+    if (f2u(v) == SENTINEL_F32)
+      v = 0.5f;
+    e->x.data[i] = v;
+  }
+  memcpy(e->x_copy, e->x.data, xcount * sizeof(float));
+
+  if (op_runs_forward(cf->op)) {
+    e->ym = malloc(ycount * sizeof(float));
+    ck_assert_ptr_nonnull(e->ym);
+    if (isz) {
+      e->im = malloc(ycount * isz);
+      ck_assert_ptr_nonnull(e->im);
+    }
+    model_forward(d, ms, e->x_copy, e->ym, e->im);
+  }
+  if (op_is_backward(cf->op)) {
+    /* MAX from indices uses the model's indices (the library's are checked
+     * equal to them first); MAX_BWD_X, AVG and LP pass no indices. */
+    const void *use_indices = cf->op == OP_MAX_BWD_X ? NULL : e->im;
+    input_alloc(&e->dy, ycount, cf->misalign_y);
+    e->dy_copy = malloc(ycount * sizeof(float));
+    e->dxm = malloc(xcount * sizeof(float));
+    ck_assert_ptr_nonnull(e->dy_copy);
+    ck_assert_ptr_nonnull(e->dxm);
+    for (i = 0; i < ycount; i++)
+      e->dy.data[i] = draw_dy(r, cf->dy_nasty);
+    memcpy(e->dy_copy, e->dy.data, ycount * sizeof(float));
+    ck_assert_int_eq(
+        model_backward(d, ms, e->dy_copy, use_indices, e->x_copy, e->dxm), 0);
+    if (use_indices != NULL && rng_chance(r, 0.25)) {
+      e->bad = corrupt_indices(r, cf, e->im);
+      e->bad_valid = model_indices_valid(d, ms, e->bad, NULL);
+      if (e->bad_valid) {
+        e->dxm_bad = malloc(xcount * sizeof(float));
+        ck_assert_ptr_nonnull(e->dxm_bad);
+        ck_assert_int_eq(
+            model_backward(d, ms, e->dy_copy, e->bad, NULL, e->dxm_bad), 0);
+      }
+    }
+  }
+}
+
+static void expected_free(expected *e) {
+  free(e->x.base);
+  free(e->dy.base);
+  free(e->x_copy);
+  free(e->dy_copy);
+  free(e->ym);
+  free(e->im);
+  free(e->dxm);
+  free(e->bad);
+  free(e->dxm_bad);
+}
+
+static void check_inputs_intact(const config *cf, const expected *e,
+                                const char *call) {
+  size_t xcount = model_x_count(&cf->d);
+  size_t ycount = model_y_count(&cf->d, &cf->ms);
+  if (memcmp(e->x.data, e->x_copy, xcount * sizeof(float)) != 0)
+    fail_config(cf, "%s modified x", call);
+  if (e->dy_copy != NULL &&
+      memcmp(e->dy.data, e->dy_copy, ycount * sizeof(float)) != 0)
+    fail_config(cf, "%s modified dy", call);
+}
+
+static simdpool_isa expected_isa(simdpool_isa requested) {
+  return requested == SIMDPOOL_ISA_AUTO ? g_auto_isa : requested;
+}
+
+/* Runs one configuration on the ISA cf->isa and compares with e (NULL for a
+ * configuration the model rejects, or to check plan creation only). */
+static void run_on_isa(config *cf, expected *e) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  size_t xcount, ycount, isz;
+  simdpool_status want = model_status(ms->reasons), st;
+  static int dummy;
+  simdpool_plan *plan = (simdpool_plan *)(void *)&dummy;
+  guarded y, idx, dx;
+
+  cf->d.isa = cf->isa;
+  st = simdpool_plan_create(d, &plan);
+  if (want != SIMDPOOL_OK) {
+    if (!model_status_acceptable(ms->reasons, st))
+      fail_config(cf,
+                  "simdpool_plan_create returned %s, the model predicts %s "
+                  "(%s); last error: \"%s\"",
+                  simdpool_status_string(st), simdpool_status_string(want),
+                  model_reason_string(ms->reasons),
+                  st == SIMDPOOL_OK ? "" : simdpool_last_error());
+    if (plan != NULL)
+      fail_config(cf, "rejected simdpool_plan_create left *out non-NULL");
+    if (simdpool_last_error()[0] == '\0')
+      fail_config(cf, "empty simdpool_last_error() after rejection (%s)",
+                  simdpool_status_string(st));
+    return;
+  }
+  if (st != SIMDPOOL_OK)
+    fail_config(cf,
+                "simdpool_plan_create returned %s, the model accepts; last "
+                "error: \"%s\"",
+                simdpool_status_string(st), simdpool_last_error());
+  {
+    size_t oh = 0, ow = 0;
+    simdpool_isa got_isa = simdpool_plan_isa(plan);
+    simdpool_plan_output_shape(plan, &oh, &ow);
+    if (oh != ms->out_h || ow != ms->out_w)
+      fail_config(cf, "output shape %zux%zu, the model says %zux%zu", oh, ow,
+                  ms->out_h, ms->out_w);
+    if (got_isa != expected_isa(cf->isa))
+      fail_config(cf, "simdpool_plan_isa() = %s, want %s",
+                  simdpool_isa_name(got_isa),
+                  simdpool_isa_name(expected_isa(cf->isa)));
+  }
+  if (e == NULL) { /* plan creation only */
+    simdpool_plan_destroy(plan);
+    return;
+  }
+
+  xcount = model_x_count(d);
+  ycount = model_y_count(d, ms);
+  /* Fresh inputs, in case an earlier ISA scribbled on them. */
+  memcpy(e->x.data, e->x_copy, xcount * sizeof(float));
+  if (e->dy_copy != NULL)
+    memcpy(e->dy.data, e->dy_copy, ycount * sizeof(float));
+  isz = cf->op == OP_MAX_BWD_X ? 0 : model_index_size(d->index_type);
+
+  if (op_runs_forward(cf->op)) {
+    guarded_alloc(&y, ycount, sizeof(float), cf->misalign_y);
+    if (isz)
+      guarded_alloc(&idx, ycount, isz, cf->misalign_y);
+    st = simdpool_forward(plan, e->x.data, (float *)(void *)y.data,
+                          isz ? idx.data : NULL);
+    if (st != SIMDPOOL_OK)
+      fail_config(cf, "simdpool_forward returned %s (%s)",
+                  simdpool_status_string(st), simdpool_last_error());
+    CHECK_GUARDS(cf, &y, "forward y");
+    if (isz)
+      CHECK_GUARDS(cf, &idx, "forward indices");
+    check_inputs_intact(cf, e, "simdpool_forward");
+    compare_f32(cf, "forward y", (const float *)(const void *)y.data, e->ym,
+                ms->out_h, ms->out_w, e->x_copy);
+    if (isz)
+      compare_indices(cf, idx.data, e->im, e->x_copy);
+  }
+
+  if (op_is_backward(cf->op)) {
+    const void *indices = isz ? idx.data : NULL; /* the library's own */
+    const float *xarg = e->x.data;
+    if (d->method != SIMDPOOL_LP && cf->op != OP_MAX_BWD_X && !cf->pass_x)
+      xarg = NULL; /* AVG and MAX-from-indices do not need x */
+    guarded_alloc(&dx, xcount, sizeof(float), cf->misalign_x);
+    st = simdpool_backward(plan, e->dy.data, indices, xarg,
+                           (float *)(void *)dx.data);
+    if (st != SIMDPOOL_OK)
+      fail_config(cf, "simdpool_backward returned %s (%s)",
+                  simdpool_status_string(st), simdpool_last_error());
+    CHECK_GUARDS(cf, &dx, "backward dx");
+    check_inputs_intact(cf, e, "simdpool_backward");
+    compare_f32(cf, indices ? "backward dx (from indices)" : "backward dx",
+                (const float *)(const void *)dx.data, e->dxm, d->h, d->w, NULL);
+
+    if (e->bad != NULL) {
+      guarded_refill(&dx, sizeof(float));
+      st = simdpool_backward(plan, e->dy.data, e->bad, xarg,
+                             (float *)(void *)dx.data);
+      CHECK_GUARDS(cf, &dx, "backward dx (corrupted index)");
+      if (!e->bad_valid) {
+        if (st != SIMDPOOL_INVALID_ARGUMENT)
+          fail_config(cf,
+                      "backward with an index naming no valid tap of its "
+                      "window returned %s, want invalid argument",
+                      simdpool_status_string(st));
+        if (simdpool_last_error()[0] == '\0')
+          fail_config(cf, "empty simdpool_last_error() after a bad index");
+        if (!guarded_untouched(&dx, sizeof(float)))
+          fail_config(cf, "backward wrote dx although it rejected the "
+                          "indices");
+      } else {
+        if (st != SIMDPOOL_OK)
+          fail_config(cf,
+                      "backward with valid (altered) indices returned %s "
+                      "(%s)",
+                      simdpool_status_string(st), simdpool_last_error());
+        compare_f32(cf, "backward dx (altered but valid indices)",
+                    (const float *)(const void *)dx.data, e->dxm_bad, d->h,
+                    d->w, NULL);
+      }
+    }
+    guarded_free(&dx);
+  }
+  if (op_runs_forward(cf->op)) {
+    guarded_free(&y);
+    if (isz)
+      guarded_free(&idx);
+  }
+  simdpool_plan_destroy(plan);
+}
+
+/* Runs run_on_isa and returns 0, or 1 when it failed. */
+static int run_on_isa_guarded(config *cf, expected *e) {
+  jmp_buf jb;
+  if (setjmp(jb) != 0) {
+    g_fail_jump = NULL;
+    return 1;
+  }
+  g_fail_jump = &jb;
+  run_on_isa(cf, e);
+  g_fail_jump = NULL;
+  return 0;
+}
+
+typedef struct tally {
+  size_t accepted, rejected, attempts;
+  size_t ambiguous; /* rejected with both an invalid and unsupported reason */
+  size_t sub[4];    /* per-op breakdown, see print_tally */
+  size_t special;   /* accepted with special input values */
+  size_t corrupt_tested, corrupt_rejected;
+} tally;
+
+static void count_accepted(const config *cf, const expected *e, tally *t) {
+  const simdpool_desc *d = &cf->d;
+  if (d->method == SIMDPOOL_AVG)
+    t->sub[d->count_include_pad ? 1 : 0]++;
+  else if (d->method == SIMDPOOL_LP)
+    t->sub[d->p == 1.0f ? 0 : d->p == 2.0f ? 1 : 2]++;
+  else if (cf->op == OP_MAX_BWD_X)
+    t->sub[d->index_type & 3]++;
+  else
+    t->sub[d->padding & 3]++;
+  if (cf->nasty > 0.0)
+    t->special++;
+  if (e->bad != NULL) {
+    t->corrupt_tested++;
+    if (!e->bad_valid)
+      t->corrupt_rejected++;
+  }
+  t->accepted++;
+}
+
+static void print_tally(op_kind op, simdpool_layout layout, const tally *t,
+                        const char *isas) {
+  char sub[160];
+  simdpool_method m = op_method(op);
+  if (m == SIMDPOOL_AVG)
+    snprintf(sub, sizeof sub, "count_include_pad 0: %zu, 1: %zu", t->sub[0],
+             t->sub[1]);
+  else if (m == SIMDPOOL_LP)
+    snprintf(sub, sizeof sub, "p==1: %zu, p==2: %zu, other p: %zu", t->sub[0],
+             t->sub[1], t->sub[2]);
+  else if (op == OP_MAX_BWD_X)
+    snprintf(sub, sizeof sub, "plan index NONE %zu, I32 %zu, I64 %zu, U8 %zu",
+             t->sub[0], t->sub[1], t->sub[2], t->sub[3]);
+  else
+    snprintf(sub, sizeof sub,
+             "EXPLICIT %zu, VALID %zu, SAME_UPPER %zu, SAME_LOWER %zu",
+             t->sub[0], t->sub[1], t->sub[2], t->sub[3]);
+  printf("[model] %-12s %s: accepted %zu, rejected %zu (%zu ambiguous) on "
+         "each of [%s]\n        %s; with special values %zu",
+         g_op_names[op], layout_name(layout), t->accepted, t->rejected,
+         t->ambiguous, isas, sub, t->special);
+  if (t->corrupt_tested)
+    printf("; corrupted-index runs %zu (%zu must be rejected)",
+           t->corrupt_tested, t->corrupt_rejected);
+  printf("\n");
+  fflush(stdout);
+}
+
+/* Checks that forcing an ISA the build or CPU lacks is rejected. */
+static void check_unsupported_isa(simdpool_isa isa, simdpool_status want) {
+  static int dummy;
+  simdpool_desc d;
+  simdpool_plan *plan = (simdpool_plan *)(void *)&dummy;
+  simdpool_status st;
+  simdpool_desc_init(&d, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  d.isa = isa;
+  st = simdpool_plan_create(&d, &plan);
+  ck_assert_msg(st == want, "plan with isa %s: got %s, want %s (%s)",
+                simdpool_isa_name(isa), simdpool_status_string(st),
+                simdpool_status_string(want), simdpool_last_error());
+  ck_assert_ptr_null(plan);
+  ck_assert_msg(simdpool_last_error()[0] != '\0',
+                "empty simdpool_last_error() after rejecting isa %s",
+                simdpool_isa_name(isa));
+}
+
+static void sweep(op_kind op, simdpool_layout layout) {
+  tally t;
+  size_t k, i;
+  size_t max_attempts = g_target * 4 + 2000;
+  int active[NUM_ISAS];
+  size_t failed[NUM_ISAS];
+  int n_active = 0, n_dropped = 0;
+  size_t n_failed = 0;
+  char isas[128] = "", failed_names[128] = "";
+
+  memset(&t, 0, sizeof t);
+  for (i = 0; i < NUM_ISAS; i++) {
+    simdpool_isa isa = g_isas[i];
+    active[i] = 0;
+    failed[i] = 0;
+    if (!simdpool_isa_supported(isa)) {
+      check_unsupported_isa(isa, SIMDPOOL_UNSUPPORTED);
+    } else if (isa == SIMDPOOL_ISA_AUTO && g_auto_status != SIMDPOOL_OK) {
+      check_unsupported_isa(isa, g_auto_status);
+    } else {
+      active[i] = 1;
+      n_active++;
+      snprintf(isas + strlen(isas), sizeof isas - strlen(isas), "%s%s",
+               isas[0] ? " " : "", simdpool_isa_name(isa));
+    }
+  }
+
+  for (k = 0; t.accepted < g_target && k < max_attempts && n_dropped < n_active;
+       k++) {
+    config cf;
+    expected e;
+    rng r;
+    int accepted;
+
+    memset(&cf, 0, sizeof cf);
+    cf.op = op;
+    cf.iteration = k;
+    /* One stream per (seed, op, layout, iteration): any configuration can be
+     * regenerated alone from the seed. */
+    cf.iter_seed = splitmix64(g_seed ^ splitmix64(((uint64_t)op << 8) |
+                                                  (uint64_t)layout)) ^
+                   splitmix64((uint64_t)k * 0x100000001b3ull);
+    rng_seed(&r, cf.iter_seed);
+    t.attempts++;
+
+    draw_desc(&r, op, layout, SIMDPOOL_ISA_AUTO, &cf);
+    model_resolve(&cf.d, &cf.ms);
+    accepted = model_status(cf.ms.reasons) == SIMDPOOL_OK;
+    if (accepted)
+      prepare(&r, &cf, &e);
+
+    for (i = 0; i < NUM_ISAS; i++) {
+      if (!active[i] || failed[i] >= g_max_failures)
+        continue;
+      cf.isa = g_isas[i];
+      if (run_on_isa_guarded(&cf, accepted ? &e : NULL)) {
+        if (failed[i] == 0)
+          snprintf(failed_names + strlen(failed_names),
+                   sizeof failed_names - strlen(failed_names), "%s%s",
+                   failed_names[0] ? " " : "", simdpool_isa_name(g_isas[i]));
+        failed[i]++;
+        n_failed++;
+        if (failed[i] >= g_max_failures)
+          n_dropped++;
+      }
+    }
+
+    if (accepted) {
+      count_accepted(&cf, &e, &t);
+      expected_free(&e);
+    } else {
+      t.rejected++;
+      if ((cf.ms.reasons & MODEL_INVALID_MASK) &&
+          (cf.ms.reasons & MODEL_UNSUP_MASK))
+        t.ambiguous++;
+    }
+  }
+  print_tally(op, layout, &t, isas);
+  ck_assert_msg(
+      n_failed == 0,
+      "%s %s: %zu mismatches on [%s] (details above; seed %" PRIu64 ")",
+      g_op_names[op], layout_name(layout), n_failed, failed_names, g_seed);
+  ck_assert_msg(t.accepted >= g_target,
+                "only %zu of %zu configurations accepted in %zu attempts",
+                t.accepted, g_target, t.attempts);
+}
+
+/* Loop index: op * 2 + layout. */
+START_TEST(test_sweep) {
+  sweep((op_kind)(_i / 2), (simdpool_layout)(_i % 2));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Shape rules alone: wider and extreme parameters, plan creation only      */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_shape_rules) {
+  size_t k, target = g_target * 10;
+  size_t accepted = 0, rejected = 0, ambiguous = 0, huge = 0, failures = 0;
+  for (k = 0; k < target; k++) {
+    config cf;
+    rng r;
+    simdpool_desc *d = &cf.d;
+    memset(&cf, 0, sizeof cf);
+    cf.op = OP_MAX_FWD_NONE;
+    cf.plan_only = 1;
+    cf.isa = SIMDPOOL_ISA_SCALAR;
+    cf.iteration = k;
+    cf.iter_seed = splitmix64(g_seed ^ 0x5ea9e5ull) ^ splitmix64(k);
+    rng_seed(&r, cf.iter_seed);
+    simdpool_desc_init(d, (simdpool_method)rng_below(&r, 3),
+                       (simdpool_layout)rng_below(&r, 2), 1, 1, 1, 1, 1, 1);
+    d->isa = SIMDPOOL_ISA_SCALAR;
+    d->n = rng_range(&r, 1, 3);
+    d->c = rng_range(&r, 1, 3);
+    d->h = rng_range(&r, 1, 40);
+    d->w = rng_range(&r, 1, 40);
+    d->kernel_h = rng_range(&r, 1, 12);
+    d->kernel_w = rng_range(&r, 1, 12);
+    d->stride_h = rng_range(&r, 1, 6);
+    d->stride_w = rng_range(&r, 1, 6);
+    d->dilation_h = rng_range(&r, 1, 5);
+    d->dilation_w = rng_range(&r, 1, 5);
+    d->padding = (simdpool_padding)rng_below(&r, 4);
+    d->ceil_mode = d->padding == SIMDPOOL_PAD_EXPLICIT ? (int)rng_below(&r, 2)
+                                                       : rng_chance(&r, 0.05);
+    if (d->padding == SIMDPOOL_PAD_EXPLICIT || rng_chance(&r, 0.05)) {
+      size_t eh = extent(d->kernel_h, d->dilation_h);
+      size_t ew = extent(d->kernel_w, d->dilation_w);
+      d->pad_top = rng_below(&r, eh + 1);
+      d->pad_bottom = rng_below(&r, eh + 1);
+      d->pad_left = rng_below(&r, ew + 1);
+      d->pad_right = rng_below(&r, ew + 1);
+    }
+    d->count_include_pad = (int)rng_below(&r, 2);
+    d->p = d->method == SIMDPOOL_LP ? 1.0f + (float)rng_below(&r, 4) : 2.0f;
+    d->index_type = d->method == SIMDPOOL_MAX
+                        ? (simdpool_index_type)rng_below(&r, 4)
+                        : SIMDPOOL_INDEX_NONE;
+    switch (rng_below(&r, 40)) {
+    case 0: /* x bytes above PTRDIFF_MAX / beyond size_t */
+      d->n = (size_t)1 << (sizeof(size_t) * 8 - 3 - rng_below(&r, 3));
+      huge++;
+      break;
+    case 1: /* n*c overflow */
+      d->n = SIZE_MAX / 2 + rng_below(&r, 5);
+      d->c = rng_range(&r, 2, 5);
+      huge++;
+      break;
+    case 2: /* large but fitting tensors */
+      d->n = (size_t)1 << 20;
+      d->c = (size_t)1 << 10;
+      huge++;
+      break;
+    case 3: /* I32 too narrow: planes of more than INT32_MAX elements */
+      d->method = SIMDPOOL_MAX;
+      d->index_type = rng_chance(&r, 0.5)
+                          ? SIMDPOOL_INDEX_I32
+                          : (simdpool_index_type)rng_below(&r, 4);
+      d->h = 65536;
+      d->w = rng_range(&r, 32767, 32769);
+      d->n = d->c = 1;
+      huge++;
+      break;
+    case 4: /* U8 too narrow */
+      d->method = SIMDPOOL_MAX;
+      d->index_type = SIMDPOOL_INDEX_U8;
+      d->kernel_h = rng_range(&r, 15, 18);
+      d->kernel_w = rng_range(&r, 15, 18);
+      d->dilation_h = d->dilation_w = 1;
+      d->h = rng_range(&r, 14, 40);
+      d->w = rng_range(&r, 14, 40);
+      break;
+    case 5: /* out of range enums */
+      switch (rng_below(&r, 5)) {
+      case 0:
+        d->method = (simdpool_method)3;
+        break;
+      case 1:
+        d->layout = (simdpool_layout)2;
+        break;
+      case 2:
+        d->padding = (simdpool_padding)4;
+        break;
+      case 3:
+        d->index_type = (simdpool_index_type)4;
+        break;
+      default:
+        d->isa = (simdpool_isa)6;
+        break;
+      }
+      break;
+    default:
+      break;
+    }
+    cf.isa = d->isa; /* run_on_isa copies cf.isa into the desc */
+    model_resolve(d, &cf.ms);
+    if (run_on_isa_guarded(&cf, NULL) && ++failures >= g_max_failures)
+      break;
+    if (model_status(cf.ms.reasons) == SIMDPOOL_OK) {
+      accepted++;
+    } else {
+      rejected++;
+      if ((cf.ms.reasons & MODEL_INVALID_MASK) &&
+          (cf.ms.reasons & MODEL_UNSUP_MASK))
+        ambiguous++;
+    }
+  }
+  printf("[model] shape_rules (plan creation only): accepted %zu, rejected "
+         "%zu (%zu with both invalid and unsupported reasons), extreme sizes "
+         "%zu\n",
+         accepted, rejected, ambiguous, huge);
+  fflush(stdout);
+  ck_assert_msg(failures == 0,
+                "shape_rules: %zu mismatches (details above; seed %" PRIu64 ")",
+                failures, g_seed);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* main                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static simdpool_isa isa_from_name(const char *s, int *known) {
+  size_t i;
+  *known = 1;
+  if (s[0] == '\0' || strcmp(s, "auto") == 0)
+    return SIMDPOOL_ISA_AUTO;
+  for (i = 1; i < NUM_ISAS; i++)
+    if (strcmp(s, simdpool_isa_name(g_isas[i])) == 0)
+      return g_isas[i];
+  *known = 0;
+  return SIMDPOOL_ISA_AUTO;
+}
+
+static void setup_auto(void) {
+  static const simdpool_isa best_first[] = {
+      SIMDPOOL_ISA_AVX512, SIMDPOOL_ISA_AVX2, SIMDPOOL_ISA_SSE41,
+      SIMDPOOL_ISA_NEON, SIMDPOOL_ISA_SCALAR};
+  const char *env = getenv("SIMDPOOL_ISA");
+  size_t i;
+  g_auto_isa = SIMDPOOL_ISA_SCALAR;
+  for (i = 0; i < sizeof best_first / sizeof best_first[0]; i++)
+    if (simdpool_isa_supported(best_first[i])) {
+      g_auto_isa = best_first[i];
+      break;
+    }
+  if (env != NULL) {
+    int known;
+    simdpool_isa named = isa_from_name(env, &known);
+    if (!known) {
+      g_auto_status = SIMDPOOL_INVALID_ARGUMENT;
+      g_auto_note = "SIMDPOOL_ISA names no ISA (plan creation must fail)";
+    } else if (named != SIMDPOOL_ISA_AUTO) {
+      if (simdpool_isa_supported(named)) {
+        g_auto_isa = named;
+      } else {
+        g_auto_status = SIMDPOOL_UNSUPPORTED;
+        g_auto_note = "SIMDPOOL_ISA names an ISA this build/CPU lacks";
+      }
+    }
+  }
+}
+
+int main(void) {
+  const char *seed_env = getenv("SIMDPOOL_TEST_SEED");
+  const char *scale_env = getenv("SIMDPOOL_TEST_SCALE");
+  Suite *s;
+  SRunner *sr;
+  int op, layout, i, failed;
+
+  if (seed_env != NULL && seed_env[0] != '\0') {
+    g_seed = (uint64_t)strtoull(seed_env, NULL, 0);
+  } else {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    g_seed =
+        splitmix64((uint64_t)ts.tv_sec * 1000000007ull + (uint64_t)ts.tv_nsec) %
+        1000000000000ull;
+  }
+  if (scale_env != NULL && scale_env[0] != '\0') {
+    char *end;
+    double v = strtod(scale_env, &end);
+    if (end != scale_env && v > 0.0 && v < 1e6)
+      g_scale = v;
+  }
+  {
+    const char *mf = getenv("SIMDPOOL_TEST_MAX_FAILURES");
+    if (mf != NULL && atoi(mf) > 0)
+      g_max_failures = (size_t)atoi(mf);
+  }
+  g_target = (size_t)ceil(2000.0 * g_scale);
+  if (g_target < 1)
+    g_target = 1;
+  setup_auto();
+
+  printf("test_model: seed %" PRIu64 " (rerun with SIMDPOOL_TEST_SEED=%" PRIu64
+         "), scale %g: %zu accepted configurations per op/layout/ISA\n",
+         g_seed, g_seed, g_scale, g_target);
+  printf("test_model: simdpool %s\n", simdpool_version());
+  for (i = 0; i < NUM_ISAS; i++) {
+    simdpool_isa isa = g_isas[i];
+    if (!simdpool_isa_supported(isa))
+      printf("  isa %-6s skipped: not supported by this build/CPU\n",
+             simdpool_isa_name(isa));
+    else if (isa == SIMDPOOL_ISA_AUTO && g_auto_status != SIMDPOOL_OK)
+      printf("  isa %-6s skipped: %s\n", simdpool_isa_name(isa), g_auto_note);
+    else if (isa == SIMDPOOL_ISA_AUTO)
+      printf("  isa %-6s runs (expects %s)\n", simdpool_isa_name(isa),
+             simdpool_isa_name(g_auto_isa));
+    else
+      printf("  isa %-6s runs\n", simdpool_isa_name(isa));
+  }
+  fflush(stdout);
+
+  s = suite_create("model");
+  for (op = 0; op < OP_COUNT; op++)
+    for (layout = 0; layout < 2; layout++) {
+      /* Check keeps the pointer: the names must outlive the runner. */
+      static char names[OP_COUNT * 2][32];
+      char *name = names[op * 2 + layout];
+      TCase *tc;
+      snprintf(name, sizeof names[0], "%s_%s", g_op_names[op],
+               layout_name((simdpool_layout)layout));
+      tc = tcase_create(name);
+      tcase_set_timeout(tc, 300);
+      tcase_add_loop_test(tc, test_sweep, op * 2 + layout, op * 2 + layout + 1);
+      suite_add_tcase(s, tc);
+    }
+  {
+    TCase *tc = tcase_create("shape_rules");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_shape_rules);
+    suite_add_tcase(s, tc);
+  }
+
+  sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  printf("test_model: seed %" PRIu64 ", %s\n", g_seed,
+         failed ? "FAILED" : "all passed");
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
