@@ -140,8 +140,7 @@ static simdpool_status resolve_axis(const simdpool_desc *d,
                        "dilated kernel extent %zu (%s=%zu, %s=%zu) by at "
                        "least one %s (%zu), even in ceil mode",
                        nm->out, nm->in, nm->pad_begin, nm->pad_end, span,
-                       extent, nm->kernel, k, nm->dilation, dil, nm->stride,
-                       s);
+                       extent, nm->kernel, k, nm->dilation, dil, nm->stride, s);
       }
       /* PyTorch: the last window must start inside the input or the begin
        * padding. */
@@ -364,8 +363,16 @@ int sp_op_needed(const sp_geom *g, sp_op op) {
   return op == SP_OP_FWD || op == SP_OP_BWD;
 }
 
+/* SIMD kernels track indices and taps in int32 lanes: planes and windows of
+ * at most INT32_MAX elements (anything a real network has). */
+static int simd_geom_ok(const sp_geom *g) {
+  return g->h * g->w <= INT32_MAX && g->kh <= INT32_MAX / g->kw;
+}
+
 const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
                                       sp_op op) {
+  if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
+    return NULL;
   const simdpool_index_type it =
       op == SP_OP_BWD ? SIMDPOOL_INDEX_NONE : g->index_type;
   const sp_kernel_entry *best = NULL;

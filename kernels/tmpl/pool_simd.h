@@ -1,0 +1,1058 @@
+/* pool_simd.h — every SIMD kernel body, written once against the vector layer
+ * and instantiated per ISA.
+ *
+ * Include after a vec-<isa>.h, which defines SP_VL, SP_FN(name), the types vf
+ * (floats), vi (int32) and vm (lane masks) and their operations. Lanes run
+ * over channels in NHWC and over output columns in NCHW; either way each lane
+ * is one output element and sees exactly the scalar reference's sequence of
+ * operations, so the bits match (DESIGN.md: reorder across outputs, never
+ * within one).
+ *
+ * Indices are tracked in int32 lanes: the flat input position (I32, I64) or
+ * the tap number (U8). Dispatch gives SIMD kernels only planes of at most
+ * INT32_MAX elements (sp_simd_geom_ok). Border windows of NCHW rows, which
+ * touch padding, and row tails shorter than a vector run the scalar
+ * one-output helpers of kernel_util.h, the very code of the reference. */
+
+#include <string.h>
+
+#include "kernel_util.h"
+
+/* ================================================================ pieces */
+
+/* The MAX step: lanes where v replaces the running max m. */
+static inline vm mx_replaces(vf v, vf m) {
+  return vm_or(vm_gt(v, m), vm_nan(v));
+}
+
+static inline vf vcanon(vf v) {
+  return vf_select(vm_nan(v), v, vf_set1(sp_canonical(NAN)));
+}
+
+static inline vf load_lanes(const float *p, size_t n) {
+  return n == SP_VL ? vf_load(p) : vf_load_n(p, n);
+}
+
+static inline void store_lanes(float *p, vf v, size_t n) {
+  if (n == SP_VL)
+    vf_store(p, v);
+  else
+    vf_store_n(p, v, n);
+}
+
+/* n lanes of v as the plan's index type at element o. */
+static inline void store_index(void *ind, simdpool_index_type t, size_t o, vi v,
+                               size_t n) {
+  if (n == SP_VL) {
+    if (t == SIMDPOOL_INDEX_I32)
+      vi_store_i32((int32_t *)ind + o, v);
+    else if (t == SIMDPOOL_INDEX_I64)
+      vi_store_i64((int64_t *)ind + o, v);
+    else
+      vi_store_u8((uint8_t *)ind + o, v);
+    return;
+  }
+  int32_t lane[SP_VL];
+  vi_store_i32(lane, v);
+  for (size_t i = 0; i < n; i++) {
+    if (t == SIMDPOOL_INDEX_I32)
+      ((int32_t *)ind)[o + i] = lane[i];
+    else if (t == SIMDPOOL_INDEX_I64)
+      ((int64_t *)ind)[o + i] = lane[i];
+    else
+      ((uint8_t *)ind)[o + i] = (uint8_t)lane[i];
+  }
+}
+
+/* n indices of the plan's type at element o, as int32 lanes. */
+static inline vi load_index(const void *ind, simdpool_index_type t, size_t o,
+                            size_t n) {
+  if (n == SP_VL) {
+    if (t == SIMDPOOL_INDEX_I32)
+      return vi_load_i32((const int32_t *)ind + o);
+    if (t == SIMDPOOL_INDEX_I64)
+      return vi_load_i64((const int64_t *)ind + o);
+    return vi_load_u8((const uint8_t *)ind + o);
+  }
+  int32_t lane[SP_VL] = {0};
+  for (size_t i = 0; i < n; i++) {
+    if (t == SIMDPOOL_INDEX_I32)
+      lane[i] = ((const int32_t *)ind)[o + i];
+    else if (t == SIMDPOOL_INDEX_I64)
+      lane[i] = (int32_t)((const int64_t *)ind)[o + i];
+    else
+      lane[i] = ((const uint8_t *)ind)[o + i];
+  }
+  return vi_load_i32(lane);
+}
+
+/* The value an index holds for a tap: its tap number for U8, else the flat
+ * input position. */
+static inline int32_t index_value(simdpool_index_type t, size_t tap,
+                                  size_t flat) {
+  return (int32_t)(t == SIMDPOOL_INDEX_U8 ? tap : flat);
+}
+
+/* LP: which formula the plan's p selects. */
+enum { LP_OTHER, LP_ONE, LP_TWO };
+static inline int lp_kind(float p) {
+  return p == 1.0f ? LP_ONE : p == 2.0f ? LP_TWO : LP_OTHER;
+}
+
+static inline vf lp_term_v(int kind, vf pv, vf x) {
+  const vf a = vf_abs(x);
+  return kind == LP_ONE ? a : kind == LP_TWO ? vf_mul(a, a) : vf_pow(a, pv);
+}
+
+static inline vf lp_root_v(int kind, vf inv_p, vf acc) {
+  return kind == LP_ONE   ? acc
+         : kind == LP_TWO ? vf_sqrt(acc)
+                          : vf_pow(acc, inv_p);
+}
+
+/* sign(x): +1, -1, +0 for ±0, NaN for NaN. */
+static inline vf lp_sign_v(vf x) {
+  vf s = vf_select(vm_gt(x, vf_zero()), vf_zero(), vf_set1(1.0f));
+  s = vf_select(vm_lt(x, vf_zero()), s, vf_set1(-1.0f));
+  return vf_select(vm_nan(x), s, x);
+}
+
+/* LP backward: g from dy and the window's y (DESIGN.md), per lane. */
+static inline vf lp_grad_v(int kind, float p, vf dy, vf y) {
+  if (kind == LP_ONE)
+    return dy;
+  const vf g =
+      kind == LP_TWO ? vf_div(dy, y) : vf_mul(dy, vf_pow(y, vf_set1(1.0f - p)));
+  return vf_select(vm_eq(y, vf_zero()), g, vf_zero());
+}
+
+/* LP backward: the tap's share q from g and x, per lane. */
+static inline vf lp_share_v(int kind, float p, vf g, vf x) {
+  if (kind == LP_ONE)
+    return vf_mul(g, lp_sign_v(x));
+  if (kind == LP_TWO)
+    return vf_mul(g, x);
+  return vf_mul(vf_mul(g, lp_sign_v(x)), vf_pow(vf_abs(x), vf_set1(p - 1.0f)));
+}
+
+/* dx[i] += v for lanes at p[0], p[s], ...: distinct elements, so the lanes
+ * cannot collide. */
+static inline void add_cols(float *p, size_t s, vf v) {
+  if (s == 1) {
+    vf_store(p, vf_add(vf_load(p), v));
+    return;
+  }
+  float lane[SP_VL];
+  vf_store(lane, v);
+  for (size_t i = 0; i < SP_VL; i++)
+    p[i * s] += lane[i];
+}
+
+/* Every NaN in dx becomes canonical (arithmetic NaN rule). */
+static inline void canonicalize(float *dx, size_t count) {
+  size_t i = 0;
+  for (; i + SP_VL <= count; i += SP_VL)
+    vf_store(dx + i, vcanon(vf_load(dx + i)));
+  if (i < count)
+    vf_store_n(dx + i, vcanon(vf_load_n(dx + i, count - i)), count - i);
+}
+
+static inline void zero_tensor(float *p, size_t count) {
+  memset(p, 0, count * sizeof *p); /* all-zero bits: +0.0f */
+}
+
+static inline size_t in_count(const sp_geom *g) {
+  return g->n * g->c * g->h * g->w;
+}
+
+/* ================================================================ NHWC
+ * Lanes over channels: every lane shares the window, so tap validity and
+ * the AVG divisor are uniform and no lane ever needs a bounds check. */
+
+/* The window of output (oy, ox): valid taps [ki0, ki1) x [kj0, kj1), and
+ * its top-left input position (may be negative: padding). */
+typedef struct window {
+  size_t ki0, ki1, kj0, kj1;
+  ptrdiff_t iy, ix;
+} window;
+
+static inline window window_at(const sp_geom *g, size_t oy, size_t ox) {
+  window win;
+  sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &win.ki0, &win.ki1);
+  sp_tap_range(ox, g->sw, g->pl, g->kw, g->dw, g->w, &win.kj0, &win.kj1);
+  win.iy = (ptrdiff_t)(oy * g->sh) - (ptrdiff_t)g->pt;
+  win.ix = (ptrdiff_t)(ox * g->sw) - (ptrdiff_t)g->pl;
+  return win;
+}
+
+/* Flat input position of tap (ki, kj) of a window. */
+static inline size_t tap_flat(const sp_geom *g, const window *win, size_t ki,
+                              size_t kj) {
+  return (size_t)(win->iy + (ptrdiff_t)(ki * g->dh)) * g->w +
+         (size_t)(win->ix + (ptrdiff_t)(kj * g->dw));
+}
+
+/* Running max of one channel block over a window; *t receives the winner's
+ * index value (flat or tap number per index type `it`; tap numbers when
+ * it == NONE and track is set). */
+static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
+                                const window *win, size_t c, size_t cn,
+                                int track, simdpool_index_type it, vi *t) {
+  const size_t C = g->c;
+  vf m = vf_zero();
+  vi idx = vi_set1(0);
+  int first = 1;
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const size_t flat = tap_flat(g, win, ki, kj);
+      const vf v = load_lanes(xn + flat * C + c, cn);
+      const int32_t val = track ? index_value(it, ki * g->kw + kj, flat) : 0;
+      if (first) {
+        m = v;
+        idx = vi_set1(val);
+        first = 0;
+        continue;
+      }
+      const vm r = mx_replaces(v, m);
+      m = vf_select(r, m, v);
+      if (track)
+        idx = vi_select(r, idx, vi_set1(val));
+    }
+  }
+  *t = idx;
+  return m;
+}
+
+static inline void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                         int track) {
+  const size_t C = g->c;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi t;
+          const vf m =
+              max_block_nhwc(g, xn, &win, c, cn, track, g->index_type, &t);
+          store_lanes(io->y + o + c, m, cn);
+          if (track)
+            store_index(io->indices, g->index_type, o + c, t, cn);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    maxpool_fwd_nhwc_body(g, io, 0);
+  else
+    maxpool_fwd_nhwc_body(g, io, 1);
+}
+
+/* MAX backward, NHWC: outputs in order; each output adds dy to the tap its
+ * lanes' winners name (adding +0.0f elsewhere changes nothing: dx is never
+ * -0.0f). `from_indices` reads winners, else recomputes them from x. */
+static inline void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                         int from_indices) {
+  const size_t C = g->c;
+  /* Recomputed winners are tap numbers; read ones use the index type. */
+  const simdpool_index_type it =
+      from_indices ? g->index_type : SIMDPOOL_INDEX_U8;
+  zero_tensor(io->dx, in_count(g));
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = from_indices ? NULL : io->x + n * g->h * g->w * C;
+    float *dxn = io->dx + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi t;
+          if (from_indices)
+            t = load_index(io->indices, it, o + c, cn);
+          else
+            max_block_nhwc(g, xn, &win, c, cn, 1, it, &t);
+          const vf dy = load_lanes(io->dy + o + c, cn);
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t flat = tap_flat(g, &win, ki, kj);
+              const vm hit =
+                  vm_eq_i(t, vi_set1(index_value(it, ki * g->kw + kj, flat)));
+              float *p = dxn + flat * C + c;
+              store_lanes(
+                  p, vf_add(load_lanes(p, cn), vf_select(hit, vf_zero(), dy)),
+                  cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  canonicalize(io->dx, in_count(g));
+}
+
+void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  maxpool_bwd_nhwc_body(g, io, 0);
+}
+
+void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
+  maxpool_bwd_nhwc_body(g, io, 1);
+}
+
+void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const vf div = vf_set1(sp_avg_divisor(g, oy, ox));
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vf acc = vf_zero();
+          for (size_t ki = win.ki0; ki < win.ki1; ki++)
+            for (size_t kj = win.kj0; kj < win.kj1; kj++)
+              acc = vf_add(
+                  acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * C + c, cn));
+          store_lanes(io->y + o + c, vcanon(vf_div(acc, div)), cn);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c;
+  zero_tensor(io->dx, in_count(g));
+  for (size_t n = 0; n < g->n; n++) {
+    float *dxn = io->dx + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const vf div = vf_set1(sp_avg_divisor(g, oy, ox));
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          const vf share = vf_div(load_lanes(io->dy + o + c, cn), div);
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              float *p = dxn + tap_flat(g, &win, ki, kj) * C + c;
+              store_lanes(p, vf_add(load_lanes(p, cn), share), cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  canonicalize(io->dx, in_count(g));
+}
+
+/* y of one LP channel block, before canonicalization. */
+static inline vf lp_block_nhwc(const sp_geom *g, const float *xn,
+                               const window *win, size_t c, size_t cn,
+                               int kind) {
+  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  vf acc = vf_zero();
+  for (size_t ki = win->ki0; ki < win->ki1; ki++)
+    for (size_t kj = win->kj0; kj < win->kj1; kj++)
+      acc = vf_add(
+          acc,
+          lp_term_v(kind, pv,
+                    load_lanes(xn + tap_flat(g, win, ki, kj) * g->c + c, cn)));
+  return lp_root_v(kind, inv_p, acc);
+}
+
+void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c;
+  const int kind = lp_kind(g->p);
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          store_lanes(io->y + o + c,
+                      vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind)), cn);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_lppool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c;
+  const int kind = lp_kind(g->p);
+  zero_tensor(io->dx, in_count(g));
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    float *dxn = io->dx + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          const vf dy = load_lanes(io->dy + o + c, cn);
+          const vf gr =
+              kind == LP_ONE
+                  ? dy
+                  : lp_grad_v(kind, g->p, dy,
+                              lp_block_nhwc(g, xn, &win, c, cn, kind));
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t e = tap_flat(g, &win, ki, kj) * C + c;
+              const vf q = lp_share_v(kind, g->p, gr, load_lanes(xn + e, cn));
+              store_lanes(dxn + e, vf_add(load_lanes(dxn + e, cn), q), cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  canonicalize(io->dx, in_count(g));
+}
+
+/* ================================================================ NCHW
+ * Lanes over output columns of one row. Columns [ox_lo, ox_hi) are the
+ * interior: all kernel_w taps inside the input, so blocks of SP_VL of them
+ * run without checks; the rest, and interior tails, use the scalar helpers. */
+
+typedef struct row_span {
+  size_t lo, hi; /* interior output columns */
+} row_span;
+
+static inline row_span interior_cols(const sp_geom *g) {
+  row_span r;
+  const size_t ew = g->dw * (g->kw - 1) + 1;
+  r.lo = (g->pl + g->sw - 1) / g->sw; /* first ox with ox*sw >= pl */
+  if (r.lo > g->ow)
+    r.lo = g->ow;
+  /* Last ox with ox*sw - pl + ew <= w. */
+  if (g->w + g->pl >= ew) {
+    r.hi = (g->w + g->pl - ew) / g->sw + 1;
+    if (r.hi > g->ow)
+      r.hi = g->ow;
+  } else {
+    r.hi = 0;
+  }
+  if (r.hi < r.lo)
+    r.hi = r.lo;
+  return r;
+}
+
+/* SP_VL inputs at p[0], p[s], ...; `pairs` says p[2*SP_VL - 1] may be read
+ * too, which makes stride 2 a de-interleave of two plain loads. */
+static inline vf load_cols(const float *p, size_t s, int pairs) {
+  if (s == 1)
+    return vf_load(p);
+  if (s == 2 && pairs) {
+    vf even, odd;
+    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &even, &odd);
+    (void)odd;
+    return even;
+  }
+  return vf_gather(p, s);
+}
+
+/* Can a block starting at output column ox0 read pairs (see load_cols)? */
+static inline int block_pairs_ok(const sp_geom *g, size_t ox0) {
+  const size_t last = (ox0 + SP_VL - 1) * g->sw + g->dw * (g->kw - 1) + 1;
+  return last < g->w + g->pl; /* padded position of the extra element */
+}
+
+/* Running max of one NCHW block of SP_VL outputs starting at ox0 in row oy;
+ * *t receives the winners' index values (as max_block_nhwc). */
+static inline vf max_block_nchw(const sp_geom *g, const float *xp, size_t oy,
+                                size_t ki0, size_t ki1, size_t ox0, int track,
+                                simdpool_index_type it, vi *t) {
+  const int pairs = block_pairs_ok(g, ox0);
+  const ptrdiff_t ix0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
+  vf m = vf_zero();
+  vi idx = vi_set1(0);
+  int first = 1;
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    const size_t iy = oy * g->sh + ki * g->dh - g->pt;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      const size_t ix = (size_t)(ix0 + (ptrdiff_t)(kj * g->dw));
+      const vf v = load_cols(xp + iy * g->w + ix, g->sw, pairs);
+      vi val = vi_set1(0);
+      if (track)
+        val = it == SIMDPOOL_INDEX_U8
+                  ? vi_set1((int32_t)(ki * g->kw + kj))
+                  : vi_ramp((int32_t)(iy * g->w + ix), (int32_t)g->sw);
+      if (first) {
+        m = v;
+        idx = val;
+        first = 0;
+        continue;
+      }
+      const vm r = mx_replaces(v, m);
+      m = vf_select(r, m, v);
+      if (track)
+        idx = vi_select(r, idx, val);
+    }
+  }
+  *t = idx;
+  return m;
+}
+
+static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
+                                         int track) {
+  const row_span in = interior_cols(g);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      const float *xp = io->x + px.base;
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        size_t ki0, ki1;
+        sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+        const size_t orow = py.base + oy * g->ow;
+        size_t ox = 0;
+        while (ox < g->ow) {
+          if (ox >= in.lo && ox + SP_VL <= in.hi) {
+            vi t;
+            const vf m = max_block_nchw(g, xp, oy, ki0, ki1, ox, track,
+                                        g->index_type, &t);
+            vf_store(io->y + orow + ox, m);
+            if (track)
+              store_index(io->indices, g->index_type, orow + ox, t, SP_VL);
+            ox += SP_VL;
+          } else {
+            const sp_winner best = sp_max_window(g, io->x, px, oy, ox);
+            io->y[orow + ox] = io->x[px.base + best.flat];
+            sp_store_index(io->indices, g->index_type, orow + ox, best.flat,
+                           best.tap);
+            ox++;
+          }
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    maxpool_fwd_nchw_body(g, io, 0);
+  else
+    maxpool_fwd_nchw_body(g, io, 1);
+}
+
+/* Sum of one NCHW block (AVG) or of its LP terms, before the divisor/root. */
+static inline vf sum_block_nchw(const sp_geom *g, const float *xp, size_t oy,
+                                size_t ki0, size_t ki1, size_t ox0, int lp,
+                                int kind) {
+  const int pairs = block_pairs_ok(g, ox0);
+  const ptrdiff_t ix0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
+  const vf pv = vf_set1(g->p);
+  vf acc = vf_zero();
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    const size_t iy = oy * g->sh + ki * g->dh - g->pt;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      const size_t ix = (size_t)(ix0 + (ptrdiff_t)(kj * g->dw));
+      vf v = load_cols(xp + iy * g->w + ix, g->sw, pairs);
+      acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
+    }
+  }
+  return acc;
+}
+
+/* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
+static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
+                                         int lp) {
+  const row_span in = interior_cols(g);
+  const int kind = lp_kind(g->p);
+  const vf inv_p = vf_set1(lp ? 1.0f / g->p : 1.0f);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      const float *xp = io->x + px.base;
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        size_t ki0, ki1;
+        sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+        /* Interior windows of a row share their divisor. */
+        const vf div =
+            vf_set1(in.lo < in.hi ? sp_avg_divisor(g, oy, in.lo) : 1.0f);
+        const size_t orow = py.base + oy * g->ow;
+        size_t ox = 0;
+        while (ox < g->ow) {
+          if (ox >= in.lo && ox + SP_VL <= in.hi) {
+            const vf acc = sum_block_nchw(g, xp, oy, ki0, ki1, ox, lp, kind);
+            const vf y = lp ? lp_root_v(kind, inv_p, acc) : vf_div(acc, div);
+            vf_store(io->y + orow + ox, vcanon(y));
+            ox += SP_VL;
+          } else {
+            io->y[orow + ox] =
+                lp ? sp_canonical(sp_lp_window(g, io->x, px, oy, ox))
+                   : sp_avg_window(g, io->x, px, oy, ox);
+            ox++;
+          }
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  sumpool_fwd_nchw_body(g, io, 0);
+}
+
+void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  sumpool_fwd_nchw_body(g, io, 1);
+}
+
+/* ---------------------------------------------------------- NCHW backward
+ * Each dx element must receive its contributions in output order. When
+ * windows do not overlap along a row (stride_w >= dilated kernel width), the
+ * outputs of one row touch disjoint dx elements, so a row's interior blocks
+ * run as vectors; rows stay in order. Otherwise outputs go one by one. */
+
+/* The contribution of one output (oy, ox) of any method, scalar: adds to
+ * dx in the reference's order. `mode`: 0 MAX recompute, 1 MAX indices,
+ * 2 AVG, 3 LP. */
+enum { BWD_MAX, BWD_MAX_IDX, BWD_AVG, BWD_LP };
+
+static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
+                                  sp_plane px, size_t o, size_t oy, size_t ox) {
+  const float dy = io->dy[o];
+  if (mode == BWD_MAX || mode == BWD_MAX_IDX) {
+    size_t flat;
+    if (mode == BWD_MAX) {
+      flat = sp_max_window(g, io->x, px, oy, ox).flat;
+    } else if (g->index_type == SIMDPOOL_INDEX_U8) {
+      const size_t tap = ((const uint8_t *)io->indices)[o];
+      flat = (size_t)sp_tap_pos(oy, g->sh, g->pt, tap / g->kw, g->dh) * g->w +
+             (size_t)sp_tap_pos(ox, g->sw, g->pl, tap % g->kw, g->dw);
+    } else {
+      flat = sp_load_flat_index(io->indices, g->index_type, o);
+    }
+    io->dx[px.base + flat] += dy;
+    return;
+  }
+  float gr = 0.0f;
+  const int kind = lp_kind(g->p);
+  if (mode == BWD_AVG) {
+    gr = dy / sp_avg_divisor(g, oy, ox);
+  } else if (kind == LP_ONE) {
+    gr = dy;
+  } else {
+    const float y = sp_lp_window(g, io->x, px, oy, ox);
+    gr = y == 0.0f        ? 0.0f
+         : kind == LP_TWO ? dy / y
+                          : dy * Sleef_powf1_u10purec(y, 1.0f - g->p);
+  }
+  size_t ki0, ki1, kj0, kj1;
+  sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+  sp_tap_range(ox, g->sw, g->pl, g->kw, g->dw, g->w, &kj0, &kj1);
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    for (size_t kj = kj0; kj < kj1; kj++) {
+      const size_t e = px.base +
+                       (size_t)sp_tap_pos(oy, g->sh, g->pt, ki, g->dh) * g->w +
+                       (size_t)sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+      float q = gr;
+      if (mode == BWD_LP) {
+        const float v = io->x[e];
+        q = kind == LP_ONE   ? gr * sp_lp_sign(v)
+            : kind == LP_TWO ? gr * v
+                             : (gr * sp_lp_sign(v)) *
+                                   Sleef_powf1_u10purec(fabsf(v), g->p - 1.0f);
+      }
+      io->dx[e] += q;
+    }
+  }
+}
+
+/* One interior block of SP_VL outputs of row oy, starting at ox0: every
+ * lane's window lies inside the row, and lanes touch disjoint dx. */
+static inline void bwd_block_nchw(const sp_geom *g, const sp_io *io, int mode,
+                                  sp_plane px, size_t orow, size_t oy,
+                                  size_t ki0, size_t ki1, size_t ox0) {
+  const float *xp =
+      mode == BWD_MAX_IDX || mode == BWD_AVG ? NULL : io->x + px.base;
+  float *dxp = io->dx + px.base;
+  const vf dy = vf_load(io->dy + orow + ox0);
+  const int kind = lp_kind(g->p);
+  const ptrdiff_t ix0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
+  const int pairs = block_pairs_ok(g, ox0);
+  vi t = vi_set1(0);
+  simdpool_index_type it = g->index_type;
+  vf gr = dy;
+  if (mode == BWD_MAX) {
+    it = SIMDPOOL_INDEX_U8; /* recomputed winners as tap numbers */
+    max_block_nchw(g, xp, oy, ki0, ki1, ox0, 1, it, &t);
+  } else if (mode == BWD_MAX_IDX) {
+    t = load_index(io->indices, it, orow + ox0, SP_VL);
+  } else if (mode == BWD_AVG) {
+    gr = vf_div(dy, vf_set1(sp_avg_divisor(g, oy, ox0)));
+  } else if (kind != LP_ONE) {
+    const vf acc = sum_block_nchw(g, xp, oy, ki0, ki1, ox0, 1, kind);
+    gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, vf_set1(1.0f / g->p), acc));
+  }
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    const size_t iy = oy * g->sh + ki * g->dh - g->pt;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      const size_t ix = (size_t)(ix0 + (ptrdiff_t)(kj * g->dw));
+      const size_t e = iy * g->w + ix;
+      vf q = gr;
+      if (mode == BWD_MAX || mode == BWD_MAX_IDX) {
+        const vi val = it == SIMDPOOL_INDEX_U8
+                           ? vi_set1((int32_t)(ki * g->kw + kj))
+                           : vi_ramp((int32_t)e, (int32_t)g->sw);
+        q = vf_select(vm_eq_i(t, val), vf_zero(), dy);
+      } else if (mode == BWD_LP) {
+        q = lp_share_v(kind, g->p, gr, load_cols(xp + e, g->sw, pairs));
+      }
+      add_cols(dxp + e, g->sw, q);
+    }
+  }
+}
+
+static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
+  zero_tensor(io->dx, in_count(g));
+  const size_t ew = g->dw * (g->kw - 1) + 1;
+  row_span in = interior_cols(g);
+  if (g->sw < ew)
+    in.hi = in.lo; /* overlapping windows: one output at a time */
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        size_t ki0, ki1;
+        sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+        const size_t orow = py.base + oy * g->ow;
+        size_t ox = 0;
+        while (ox < g->ow) {
+          if (ox >= in.lo && ox + SP_VL <= in.hi) {
+            bwd_block_nchw(g, io, mode, px, orow, oy, ki0, ki1, ox);
+            ox += SP_VL;
+          } else {
+            bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
+            ox++;
+          }
+        }
+      }
+    }
+  }
+  canonicalize(io->dx, in_count(g));
+}
+
+void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd_nchw_body(g, io, BWD_MAX);
+}
+void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd_nchw_body(g, io, BWD_MAX_IDX);
+}
+void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd_nchw_body(g, io, BWD_AVG);
+}
+void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd_nchw_body(g, io, BWD_LP);
+}
+
+/* ================================================================ 2x2/s2
+ * The hot path: 2x2 windows, stride 2, no padding, every tap valid
+ * (SP_SHAPE_2X2S2). MAX reduces each row's pair first, then row 0 with row
+ * 1: a tree that keeps the taps in scan order, hence the reference's bits. */
+
+/* MAX of one 2x2 block of lanes; *tap gets the winner's tap number 0..3. */
+static inline vf max2x2(vf a00, vf a01, vf a10, vf a11, vi *tap) {
+  const vm rt = mx_replaces(a01, a00);
+  const vm rb = mx_replaces(a11, a10);
+  const vf top = vf_select(rt, a00, a01);
+  const vf bottom = vf_select(rb, a10, a11);
+  const vm rr = mx_replaces(bottom, top);
+  *tap = vi_select(rr, vi_select(rt, vi_set1(0), vi_set1(1)),
+                   vi_select(rb, vi_set1(2), vi_set1(3)));
+  return vf_select(rr, top, bottom);
+}
+
+/* acc = (((0 + a00) + a01) + a10) + a11 of AVG or of the LP terms. */
+static inline vf sum2x2(vf a00, vf a01, vf a10, vf a11) {
+  return vf_add(vf_add(vf_add(vf_add(vf_zero(), a00), a01), a10), a11);
+}
+
+/* Tap numbers as the plan's index values: flat = base + (tap>>1)*w + (tap&1)
+ * where base is the lanes' top-left input position. */
+static inline vi tap_to_index(const sp_geom *g, vi tap, vi base) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    return tap;
+  const int32_t w = (int32_t)g->w;
+  const vi off = vi_select(
+      vm_eq_i(tap, vi_set1(0)),
+      vi_select(vm_eq_i(tap, vi_set1(1)),
+                vi_select(vm_eq_i(tap, vi_set1(2)), vi_set1(w + 1), vi_set1(w)),
+                vi_set1(1)),
+      vi_set1(0));
+  return vi_add(base, off);
+}
+
+/* The inverse for backward from indices: the tap number of each lane. */
+static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    return idx;
+  const int32_t w = (int32_t)g->w;
+  /* idx - base is 0, 1, w or w+1 (dispatch validated the indices). */
+  const vm is0 = vm_eq_i(idx, base);
+  const vm is1 = vm_eq_i(idx, vi_add(base, vi_set1(1)));
+  const vm is2 = vm_eq_i(idx, vi_add(base, vi_set1(w)));
+  return vi_select(
+      is0, vi_select(is1, vi_select(is2, vi_set1(3), vi_set1(2)), vi_set1(1)),
+      vi_set1(0));
+}
+
+/* NCHW: SP_VL outputs need 2*SP_VL inputs of each row; n < SP_VL outputs
+ * (a row tail) read exactly 2n. */
+static inline void load_pairs(const float *p, size_t n, vf *even, vf *odd) {
+  const size_t m = 2 * n;
+  const vf a = load_lanes(p, m < SP_VL ? m : SP_VL);
+  const vf b = m > SP_VL ? load_lanes(p + SP_VL, m - SP_VL) : vf_zero();
+  vf_deinterleave(a, b, even, odd);
+}
+
+static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
+  vf lo, hi;
+  vf_interleave(even, odd, &lo, &hi);
+  const size_t m = 2 * n;
+  store_lanes(p, lo, m < SP_VL ? m : SP_VL);
+  if (m > SP_VL)
+    store_lanes(p + SP_VL, hi, m - SP_VL);
+}
+
+enum { P2_MAX, P2_AVG, P2_LP };
+
+/* Forward 2x2/s2 of any method on one block of lanes. */
+static inline vf fwd2x2(int method, int kind, vf pv, vf inv_p, vf a00, vf a01,
+                        vf a10, vf a11, vi *tap) {
+  if (method == P2_MAX)
+    return max2x2(a00, a01, a10, a11, tap);
+  if (method == P2_AVG)
+    return vcanon(vf_div(sum2x2(a00, a01, a10, a11), vf_set1(4.0f)));
+  return vcanon(
+      lp_root_v(kind, inv_p,
+                sum2x2(lp_term_v(kind, pv, a00), lp_term_v(kind, pv, a01),
+                       lp_term_v(kind, pv, a10), lp_term_v(kind, pv, a11))));
+}
+
+static inline void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
+                                    int method) {
+  const int kind = lp_kind(g->p);
+  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        const float *r0 = io->x + px.base + 2 * oy * g->w;
+        const float *r1 = r0 + g->w;
+        const size_t orow = py.base + oy * g->ow;
+        for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+          const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+          vf a00, a01, a10, a11;
+          load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
+          load_pairs(r1 + 2 * ox, cnt, &a10, &a11);
+          vi tap;
+          const vf y =
+              fwd2x2(method, kind, pv, inv_p, a00, a01, a10, a11, &tap);
+          store_lanes(io->y + orow + ox, y, cnt);
+          if (method == P2_MAX && track) {
+            const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+            store_index(io->indices, g->index_type, orow + ox,
+                        tap_to_index(g, tap, base), cnt);
+          }
+        }
+      }
+    }
+  }
+}
+
+static inline void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io,
+                                    int method) {
+  const size_t C = g->c;
+  const int kind = lp_kind(g->p);
+  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const size_t f00 = 2 * oy * g->w + 2 * ox;
+        const float *p00 = xn + f00 * C, *p10 = p00 + g->w * C;
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const vi base = vi_set1((int32_t)f00);
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi tap;
+          const vf y =
+              fwd2x2(method, kind, pv, inv_p, load_lanes(p00 + c, cn),
+                     load_lanes(p00 + C + c, cn), load_lanes(p10 + c, cn),
+                     load_lanes(p10 + C + c, cn), &tap);
+          store_lanes(io->y + o + c, y, cn);
+          if (method == P2_MAX && track)
+            store_index(io->indices, g->index_type, o + c,
+                        tap_to_index(g, tap, base), cn);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nchw_body(g, io, P2_MAX);
+}
+void SP_FN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nhwc_body(g, io, P2_MAX);
+}
+void SP_FN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nchw_body(g, io, P2_AVG);
+}
+void SP_FN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nhwc_body(g, io, P2_AVG);
+}
+void SP_FN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nchw_body(g, io, P2_LP);
+}
+void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nhwc_body(g, io, P2_LP);
+}
+
+/* Backward 2x2/s2: windows do not overlap, so every covered dx element gets
+ * exactly one write: 0 + share (canonical) where the gradient goes, +0.0f
+ * elsewhere; uncovered elements (an odd last row or column) get +0.0f.
+ * `mode`: BWD_MAX (recompute), BWD_MAX_IDX or BWD_AVG. The per-tap masks
+ * come from the winners' tap numbers; AVG sends the share to all four. */
+static inline void bwd2x2_masks(int mode, vi tap, vm *m00, vm *m01, vm *m10,
+                                vm *m11) {
+  if (mode == BWD_AVG) {
+    *m00 = *m01 = *m10 = *m11 = vm_eq_i(tap, tap);
+    return;
+  }
+  *m00 = vm_eq_i(tap, vi_set1(0));
+  *m01 = vm_eq_i(tap, vi_set1(1));
+  *m10 = vm_eq_i(tap, vi_set1(2));
+  *m11 = vm_eq_i(tap, vi_set1(3));
+}
+
+static inline vf bwd2x2_share(int mode, vf dy) {
+  const vf s = mode == BWD_AVG ? vf_div(dy, vf_set1(4.0f)) : dy;
+  return vcanon(vf_add(vf_zero(), s));
+}
+
+static inline void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
+                                    int mode) {
+  const size_t cov_w = 2 * g->ow, cov_h = 2 * g->oh;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      float *dxp = io->dx + px.base;
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        const float *r0 =
+            mode == BWD_MAX ? io->x + px.base + 2 * oy * g->w : NULL;
+        float *d0 = dxp + 2 * oy * g->w, *d1 = d0 + g->w;
+        const size_t orow = py.base + oy * g->ow;
+        for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+          const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+          vi tap = vi_set1(0);
+          if (mode == BWD_MAX) {
+            vf a00, a01, a10, a11;
+            load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
+            load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11);
+            max2x2(a00, a01, a10, a11, &tap);
+          } else if (mode == BWD_MAX_IDX) {
+            const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+            tap = index_to_tap(
+                g, load_index(io->indices, g->index_type, orow + ox, cnt),
+                base);
+          }
+          const vf share =
+              bwd2x2_share(mode, load_lanes(io->dy + orow + ox, cnt));
+          vm m00, m01, m10, m11;
+          bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
+          const vf z = vf_zero();
+          store_pairs(d0 + 2 * ox, cnt, vf_select(m00, z, share),
+                      vf_select(m01, z, share));
+          store_pairs(d1 + 2 * ox, cnt, vf_select(m10, z, share),
+                      vf_select(m11, z, share));
+        }
+        if (cov_w < g->w) {
+          zero_tensor(d0 + cov_w, g->w - cov_w);
+          zero_tensor(d1 + cov_w, g->w - cov_w);
+        }
+      }
+      zero_tensor(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
+    }
+  }
+}
+
+static inline void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io,
+                                    int mode) {
+  const size_t C = g->c, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x ? io->x + n * g->h * g->w * C : NULL;
+    float *dxn = io->dx + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const size_t f00 = 2 * oy * g->w + 2 * ox;
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const vi base = vi_set1((int32_t)f00);
+        float *d00 = dxn + f00 * C, *d10 = d00 + g->w * C;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi tap = vi_set1(0);
+          if (mode == BWD_MAX) {
+            const float *p00 = xn + f00 * C + c, *p10 = p00 + g->w * C;
+            max2x2(load_lanes(p00, cn), load_lanes(p00 + C, cn),
+                   load_lanes(p10, cn), load_lanes(p10 + C, cn), &tap);
+          } else if (mode == BWD_MAX_IDX) {
+            tap = index_to_tap(
+                g, load_index(io->indices, g->index_type, o + c, cn), base);
+          }
+          const vf share = bwd2x2_share(mode, load_lanes(io->dy + o + c, cn));
+          vm m00, m01, m10, m11;
+          bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
+          const vf z = vf_zero();
+          store_lanes(d00 + c, vf_select(m00, z, share), cn);
+          store_lanes(d00 + C + c, vf_select(m01, z, share), cn);
+          store_lanes(d10 + c, vf_select(m10, z, share), cn);
+          store_lanes(d10 + C + c, vf_select(m11, z, share), cn);
+        }
+      }
+      if (cov_w < g->w) {
+        zero_tensor(dxn + (2 * oy * g->w + cov_w) * C, (g->w - cov_w) * C);
+        zero_tensor(dxn + ((2 * oy + 1) * g->w + cov_w) * C,
+                    (g->w - cov_w) * C);
+      }
+    }
+    zero_tensor(dxn + cov_h * g->w * C, (g->h - cov_h) * g->w * C);
+  }
+}
+
+void SP_FN(sp_maxpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nchw_body(g, io, BWD_MAX);
+}
+void SP_FN(sp_maxpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_MAX);
+}
+void SP_FN(sp_maxpool_bwd_idx_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nchw_body(g, io, BWD_MAX_IDX);
+}
+void SP_FN(sp_maxpool_bwd_idx_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_MAX_IDX);
+}
+void SP_FN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nchw_body(g, io, BWD_AVG);
+}
+void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_AVG);
+}

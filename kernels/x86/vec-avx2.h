@@ -1,0 +1,176 @@
+/* vec-avx2.h — the vector layer for AVX2: 8 float lanes, masks as all-ones
+ * lanes. */
+#ifndef SIMDPOOL_VEC_AVX2_H
+#define SIMDPOOL_VEC_AVX2_H
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <sleef.h>
+
+#define SP_VL 8
+#define SP_FN(name) name##_avx2
+
+typedef __m256 vf;
+typedef __m256i vi;
+typedef __m256 vm; /* a lane is true when all its bits are set */
+
+static inline __m256i sp_avx2_first_n(size_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline vf vf_zero(void) {
+  return _mm256_setzero_ps();
+}
+static inline vf vf_set1(float v) {
+  return _mm256_set1_ps(v);
+}
+static inline vf vf_load(const float *p) {
+  return _mm256_loadu_ps(p);
+}
+static inline void vf_store(float *p, vf v) {
+  _mm256_storeu_ps(p, v);
+}
+/* n < SP_VL lanes from p, the rest zero; masked lanes never fault. */
+static inline vf vf_load_n(const float *p, size_t n) {
+  return _mm256_maskload_ps(p, sp_avx2_first_n(n));
+}
+static inline void vf_store_n(float *p, vf v, size_t n) {
+  _mm256_maskstore_ps(p, sp_avx2_first_n(n), v);
+}
+/* p[0], p[s], ..., p[7s]. */
+static inline vf vf_gather(const float *p, size_t s) {
+  if (s <= (size_t)INT32_MAX / 8) {
+    const __m256i idx = _mm256_mullo_epi32(
+        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)s));
+    return _mm256_i32gather_ps(p, idx, 4);
+  }
+  return _mm256_setr_ps(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s],
+                        p[6 * s], p[7 * s]);
+}
+/* Splits a = (x0..x7), b = (x8..x15) into even (x0 x2 .. x14) and odd lanes. */
+static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
+  const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+  const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  *even = _mm256_castpd_ps(
+      _mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  *odd = _mm256_castpd_ps(
+      _mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+/* The inverse: lo = (e0 o0 .. e3 o3), hi = (e4 o4 .. e7 o7). */
+static inline void vf_interleave(vf even, vf odd, vf *lo, vf *hi) {
+  const __m256 l = _mm256_unpacklo_ps(even, odd);
+  const __m256 h = _mm256_unpackhi_ps(even, odd);
+  *lo = _mm256_permute2f128_ps(l, h, 0x20);
+  *hi = _mm256_permute2f128_ps(l, h, 0x31);
+}
+
+static inline vf vf_add(vf a, vf b) {
+  return _mm256_add_ps(a, b);
+}
+static inline vf vf_sub(vf a, vf b) {
+  return _mm256_sub_ps(a, b);
+}
+static inline vf vf_mul(vf a, vf b) {
+  return _mm256_mul_ps(a, b);
+}
+static inline vf vf_div(vf a, vf b) {
+  return _mm256_div_ps(a, b);
+}
+static inline vf vf_sqrt(vf a) {
+  return _mm256_sqrt_ps(a);
+}
+static inline vf vf_abs(vf a) {
+  return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a);
+}
+/* max(b, a) with x86 semantics: b > a ? b : a (a when either is NaN). */
+static inline vf vf_max_x86(vf b, vf a) {
+  return _mm256_max_ps(b, a);
+}
+/* SLEEF's no-FMA AVX pow: the same bits as the scalar purec reference. */
+static inline vf vf_pow(vf a, vf b) {
+  return Sleef_powf8_u10avx(a, b);
+}
+
+static inline vm vm_gt(vf a, vf b) {
+  return _mm256_cmp_ps(a, b, _CMP_GT_OQ);
+}
+static inline vm vm_lt(vf a, vf b) {
+  return _mm256_cmp_ps(a, b, _CMP_LT_OQ);
+}
+static inline vm vm_eq(vf a, vf b) {
+  return _mm256_cmp_ps(a, b, _CMP_EQ_OQ);
+}
+static inline vm vm_nan(vf a) {
+  return _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
+}
+static inline vm vm_or(vm a, vm b) {
+  return _mm256_or_ps(a, b);
+}
+static inline vm vm_and(vm a, vm b) {
+  return _mm256_and_ps(a, b);
+}
+static inline int vm_any(vm m) {
+  return _mm256_movemask_ps(m) != 0;
+}
+/* m ? b : a, per lane. */
+static inline vf vf_select(vm m, vf a, vf b) {
+  return _mm256_blendv_ps(a, b, m);
+}
+
+static inline vi vi_set1(int32_t v) {
+  return _mm256_set1_epi32(v);
+}
+/* base, base + step, base + 2*step, ... */
+static inline vi vi_ramp(int32_t base, int32_t step) {
+  return _mm256_add_epi32(
+      _mm256_set1_epi32(base),
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                         _mm256_set1_epi32(step)));
+}
+static inline vi vi_add(vi a, vi b) {
+  return _mm256_add_epi32(a, b);
+}
+static inline vi vi_select(vm m, vi a, vi b) {
+  return _mm256_castps_si256(
+      _mm256_blendv_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), m));
+}
+static inline vm vm_eq_i(vi a, vi b) {
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b));
+}
+static inline vi vi_load_i32(const int32_t *p) {
+  return _mm256_loadu_si256((const __m256i *)p);
+}
+static inline void vi_store_i32(int32_t *p, vi v) {
+  _mm256_storeu_si256((__m256i *)p, v);
+}
+/* Low 32 bits of eight int64 (the values fit: dispatch checked them). */
+static inline vi vi_load_i64(const int64_t *p) {
+  const __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)p));
+  const __m256 b =
+      _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(p + 4)));
+  const __m256 lo = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_si256(
+      _mm256_permute4x64_pd(_mm256_castps_pd(lo), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+static inline void vi_store_i64(int64_t *p, vi v) {
+  _mm256_storeu_si256((__m256i *)p,
+                      _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)));
+  _mm256_storeu_si256((__m256i *)(p + 4),
+                      _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
+}
+static inline vi vi_load_u8(const uint8_t *p) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+static inline void vi_store_u8(uint8_t *p, vi v) {
+  const __m256i w =
+      _mm256_packus_epi16(_mm256_packus_epi32(v, v), _mm256_setzero_si256());
+  const int32_t lo = _mm_cvtsi128_si32(_mm256_castsi256_si128(w));
+  const int32_t hi = _mm_cvtsi128_si32(_mm256_extracti128_si256(w, 1));
+  memcpy(p, &lo, 4);
+  memcpy(p + 4, &hi, 4);
+}
+
+#endif /* SIMDPOOL_VEC_AVX2_H */

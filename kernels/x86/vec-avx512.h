@@ -1,0 +1,173 @@
+/* vec-avx512.h — the vector layer for AVX-512 (F, BW, DQ, VL): 16 float lanes,
+ * opmask masks. */
+#ifndef SIMDPOOL_VEC_AVX512_H
+#define SIMDPOOL_VEC_AVX512_H
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <sleef.h>
+
+#define SP_VL 16
+#define SP_FN(name) name##_avx512
+
+typedef __m512 vf;
+typedef __m512i vi;
+typedef __mmask16 vm;
+
+static inline __mmask16 sp_avx512_first_n(size_t n) {
+  return (__mmask16)((1u << n) - 1u);
+}
+
+static inline vf vf_zero(void) {
+  return _mm512_setzero_ps();
+}
+static inline vf vf_set1(float v) {
+  return _mm512_set1_ps(v);
+}
+static inline vf vf_load(const float *p) {
+  return _mm512_loadu_ps(p);
+}
+static inline void vf_store(float *p, vf v) {
+  _mm512_storeu_ps(p, v);
+}
+/* n < SP_VL lanes from p, the rest zero; masked lanes never fault. */
+static inline vf vf_load_n(const float *p, size_t n) {
+  return _mm512_maskz_loadu_ps(sp_avx512_first_n(n), p);
+}
+static inline void vf_store_n(float *p, vf v, size_t n) {
+  _mm512_mask_storeu_ps(p, sp_avx512_first_n(n), v);
+}
+/* p[0], p[s], ..., p[15s]. */
+static inline vf vf_gather(const float *p, size_t s) {
+  if (s <= (size_t)INT32_MAX / 16) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32((int)s));
+    return _mm512_i32gather_ps(idx, p, 4);
+  }
+  float t[16];
+  for (int i = 0; i < 16; i++)
+    t[i] = p[(size_t)i * s];
+  return _mm512_loadu_ps(t);
+}
+/* Splits a = (x0..x15), b = (x16..x31) into even and odd lanes. */
+static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                       22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21,
+                                       23, 25, 27, 29, 31);
+  *even = _mm512_permutex2var_ps(a, ie, b);
+  *odd = _mm512_permutex2var_ps(a, io, b);
+}
+/* The inverse: lo = (e0 o0 .. e7 o7), hi = (e8 o8 .. e15 o15). */
+static inline void vf_interleave(vf even, vf odd, vf *lo, vf *hi) {
+  const __m512i il =
+      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i ih = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,
+                                       29, 14, 30, 15, 31);
+  *lo = _mm512_permutex2var_ps(even, il, odd);
+  *hi = _mm512_permutex2var_ps(even, ih, odd);
+}
+
+static inline vf vf_add(vf a, vf b) {
+  return _mm512_add_ps(a, b);
+}
+static inline vf vf_sub(vf a, vf b) {
+  return _mm512_sub_ps(a, b);
+}
+static inline vf vf_mul(vf a, vf b) {
+  return _mm512_mul_ps(a, b);
+}
+static inline vf vf_div(vf a, vf b) {
+  return _mm512_div_ps(a, b);
+}
+static inline vf vf_sqrt(vf a) {
+  return _mm512_sqrt_ps(a);
+}
+static inline vf vf_abs(vf a) {
+  return _mm512_abs_ps(a);
+}
+/* max(b, a) with x86 semantics: b > a ? b : a (a when either is NaN). */
+static inline vf vf_max_x86(vf b, vf a) {
+  return _mm512_max_ps(b, a);
+}
+/* SLEEF's no-FMA AVX-512 pow: the same bits as the scalar purec reference. */
+static inline vf vf_pow(vf a, vf b) {
+  return Sleef_powf16_u10avx512fnofma(a, b);
+}
+
+static inline vm vm_gt(vf a, vf b) {
+  return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
+static inline vm vm_lt(vf a, vf b) {
+  return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline vm vm_eq(vf a, vf b) {
+  return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ);
+}
+static inline vm vm_nan(vf a) {
+  return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+}
+static inline vm vm_or(vm a, vm b) {
+  return (vm)(a | b);
+}
+static inline vm vm_and(vm a, vm b) {
+  return (vm)(a & b);
+}
+static inline int vm_any(vm m) {
+  return m != 0;
+}
+/* m ? b : a, per lane. */
+static inline vf vf_select(vm m, vf a, vf b) {
+  return _mm512_mask_blend_ps(m, a, b);
+}
+
+static inline vi vi_set1(int32_t v) {
+  return _mm512_set1_epi32(v);
+}
+/* base, base + step, base + 2*step, ... */
+static inline vi vi_ramp(int32_t base, int32_t step) {
+  return _mm512_add_epi32(
+      _mm512_set1_epi32(base),
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                           12, 13, 14, 15),
+                         _mm512_set1_epi32(step)));
+}
+static inline vi vi_add(vi a, vi b) {
+  return _mm512_add_epi32(a, b);
+}
+static inline vi vi_select(vm m, vi a, vi b) {
+  return _mm512_mask_blend_epi32(m, a, b);
+}
+static inline vm vm_eq_i(vi a, vi b) {
+  return _mm512_cmpeq_epi32_mask(a, b);
+}
+static inline vi vi_load_i32(const int32_t *p) {
+  return _mm512_loadu_si512((const void *)p);
+}
+static inline void vi_store_i32(int32_t *p, vi v) {
+  _mm512_storeu_si512((void *)p, v);
+}
+/* Low 32 bits of sixteen int64 (the values fit: dispatch checked them). */
+static inline vi vi_load_i64(const int64_t *p) {
+  const __m256i lo = _mm512_cvtepi64_epi32(_mm512_loadu_si512((const void *)p));
+  const __m256i hi =
+      _mm512_cvtepi64_epi32(_mm512_loadu_si512((const void *)(p + 8)));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+static inline void vi_store_i64(int64_t *p, vi v) {
+  _mm512_storeu_si512((void *)p,
+                      _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)));
+  _mm512_storeu_si512((void *)(p + 8),
+                      _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
+}
+static inline vi vi_load_u8(const uint8_t *p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+static inline void vi_store_u8(uint8_t *p, vi v) {
+  _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(v));
+}
+
+#endif /* SIMDPOOL_VEC_AVX512_H */
