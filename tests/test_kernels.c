@@ -249,16 +249,7 @@ static void report_diff(const char *what, const float *want, const float *got,
 
 /* Runs kernel e and its reference on one random geometry; returns 0 when the
  * drawn geometry does not fit e. */
-static int run_one(const sp_kernel_entry *e) {
-  simdpool_index_type it = SIMDPOOL_INDEX_NONE;
-  if (e->method == SIMDPOOL_MAX && e->op != SP_OP_BWD) {
-    /* Cycle through the index types the kernel handles. */
-    const simdpool_index_type all[] = {SIMDPOOL_INDEX_NONE, SIMDPOOL_INDEX_I32,
-                                       SIMDPOOL_INDEX_I64, SIMDPOOL_INDEX_U8};
-    do
-      it = all[rnd() % 4];
-    while (!(e->index_mask & SP_IDX_BIT(it)));
-  }
+static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
   simdpool_desc d;
   rnd_desc(&d, e, it);
   sp_geom g;
@@ -347,37 +338,59 @@ static int run_one(const sp_kernel_entry *e) {
 
 /* ------------------------------------------------------------ tests */
 
-static int configs_per_kernel = 400;
+static int configs_per_kernel = 1000;
+
+/* The index types a kernel handles; backward without indices and AVG/LP
+ * handle NONE only. */
+static int index_types_of(const sp_kernel_entry *e, simdpool_index_type *out) {
+  int k = 0;
+  for (int t = SIMDPOOL_INDEX_NONE; t <= SIMDPOOL_INDEX_U8; t++)
+    if (e->index_mask & SP_IDX_BIT(t))
+      out[k++] = (simdpool_index_type)t;
+  return k;
+}
+
+static const char *only_isa; /* SIMDPOOL_ISA: test that ISA's kernels only */
 
 START_TEST(kernel_matches_reference) {
   const sp_kernel_entry *e = &sp_registry[_i];
+  const char *layout = e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc";
+  if (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0)
+    return;
   if (e->isa == SIMDPOOL_ISA_SCALAR && e->shape == SP_SHAPE_GENERAL) {
-    printf("  ref     %-36s [scalar %s %s %s general]: the reference itself "
+    printf("  ref     %-38s [scalar %s %s %s general]: the reference itself "
            "(checked by test_model and test_cases)\n",
-           e->name, method_names[e->method],
-           e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", op_names[e->op]);
+           e->name, method_names[e->method], layout, op_names[e->op]);
     fflush(stdout);
     return;
   }
   if (!sp_cpu_runs(e->isa)) {
-    printf("  skipped %-36s [%s %s %s %s %s]: this CPU cannot run %s\n",
-           e->name, simdpool_isa_name(e->isa), method_names[e->method],
-           e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", op_names[e->op],
-           shape_names[e->shape], simdpool_isa_name(e->isa));
+    printf("  skipped %-38s [%s %s %s %s %s]: this CPU cannot run %s\n",
+           e->name, simdpool_isa_name(e->isa), method_names[e->method], layout,
+           op_names[e->op], shape_names[e->shape], simdpool_isa_name(e->isa));
     fflush(stdout);
     return;
   }
+  simdpool_index_type types[4];
+  const int ntypes = index_types_of(e, types);
   rng_state = seed; /* every variant sees the same inputs */
   int ran = 0, drawn = 0;
   while (ran < configs_per_kernel) {
     ck_assert_msg(++drawn < configs_per_kernel * 200,
                   "could not draw geometries for %s", e->name);
-    ran += run_one(e);
+    /* One geometry and one set of inputs, once per index type. */
+    const uint64_t state = rng_state;
+    int fits = 0;
+    for (int k = 0; k < ntypes; k++) {
+      rng_state = state;
+      fits = run_one(e, types[k]);
+    }
+    ran += fits;
   }
-  printf("  ran     %-36s [%s %s %s %s %s]: %d configurations bit-exact\n",
-         e->name, simdpool_isa_name(e->isa), method_names[e->method],
-         e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", op_names[e->op],
-         shape_names[e->shape], ran);
+  printf("  ran     %-38s [%s %s %s %s %s]: %d configurations x %d index "
+         "type(s) bit-exact\n",
+         e->name, simdpool_isa_name(e->isa), method_names[e->method], layout,
+         op_names[e->op], shape_names[e->shape], ran, ntypes);
   fflush(stdout);
 }
 END_TEST
@@ -447,6 +460,7 @@ int main(void) {
    * plan-creation error. */
   const char *env = getenv("SIMDPOOL_ISA");
   if (env && *env) {
+    only_isa = env;
     simdpool_desc d;
     simdpool_desc_init(&d, SIMDPOOL_AVG, SIMDPOOL_NCHW, 1, 1, 2, 2, 2, 2);
     simdpool_plan *plan = NULL;
