@@ -831,10 +831,15 @@ static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
 enum { P2_MAX, P2_AVG, P2_LP };
 
 /* Forward 2x2/s2 of any method on one block of lanes. */
-static inline vf fwd2x2(int method, int kind, vf pv, vf inv_p, vf a00, vf a01,
-                        vf a10, vf a11, vi *tap) {
-  if (method == P2_MAX)
+static inline vf fwd2x2(int method, int kind, int track, vf pv, vf inv_p,
+                        vf a00, vf a01, vf a10, vf a11, vi *tap) {
+  if (method == P2_MAX) {
+    /* Without NaNs, max(b, a) = b > a ? b : a is the MAX step exactly (ties
+     * keep a); a block holding a NaN takes the full compare-and-select. */
+    if (!track && !vm_any(vm_or(vm_unord(a00, a01), vm_unord(a10, a11))))
+      return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
     return max2x2(a00, a01, a10, a11, tap);
+  }
   if (method == P2_AVG)
     return vcanon(vf_div(sum2x2(a00, a01, a10, a11), vf_set1(4.0f)));
   return vcanon(
@@ -863,7 +868,7 @@ static inline void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
           load_pairs(r1 + 2 * ox, cnt, &a10, &a11);
           vi tap;
           const vf y =
-              fwd2x2(method, kind, pv, inv_p, a00, a01, a10, a11, &tap);
+              fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, &tap);
           store_lanes(io->y + orow + ox, y, cnt);
           if (method == P2_MAX && track) {
             const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
@@ -894,7 +899,7 @@ static inline void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io,
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi tap;
           const vf y =
-              fwd2x2(method, kind, pv, inv_p, load_lanes(p00 + c, cn),
+              fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
                      load_lanes(p00 + C + c, cn), load_lanes(p10 + c, cn),
                      load_lanes(p10 + C + c, cn), &tap);
           store_lanes(io->y + o + c, y, cn);

@@ -106,6 +106,10 @@ static inline vm vm_eq(vf a, vf b) {
 static inline vm vm_nan(vf a) {
   return _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
 }
+/* Lanes where a or b is NaN. */
+static inline vm vm_unord(vf a, vf b) {
+  return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+}
 static inline vm vm_or(vm a, vm b) {
   return _mm256_or_ps(a, b);
 }

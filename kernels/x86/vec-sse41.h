@@ -92,6 +92,10 @@ static inline vm vm_eq(vf a, vf b) {
 static inline vm vm_nan(vf a) {
   return _mm_cmpunord_ps(a, a);
 }
+/* Lanes where a or b is NaN. */
+static inline vm vm_unord(vf a, vf b) {
+  return _mm_cmpunord_ps(a, b);
+}
 static inline vm vm_or(vm a, vm b) {
   return _mm_or_ps(a, b);
 }

@@ -1,0 +1,168 @@
+/* vec-neon.h — the vector layer for NEON (AArch64 Advanced SIMD): 4 float
+ * lanes, masks as all-ones uint32 lanes.
+ *
+ * Semantics follow the x86 layers, not NEON's own instructions where they
+ * differ: vmaxq_f32 propagates NaN and orders -0 < +0, so the max below is a
+ * compare + select; no fused multiply-add is used anywhere (vfmaq would round
+ * once where the scalar reference rounds twice). */
+#ifndef SIMDPOOL_VEC_NEON_H
+#define SIMDPOOL_VEC_NEON_H
+
+#include <arm_neon.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <sleef.h>
+
+#define SP_VL 4
+#define SP_FN(name) name##_neon
+
+typedef float32x4_t vf;
+typedef int32x4_t vi;
+typedef uint32x4_t vm; /* a lane is true when all its bits are set */
+
+static inline vf vf_zero(void) {
+  return vdupq_n_f32(0.0f);
+}
+static inline vf vf_set1(float v) {
+  return vdupq_n_f32(v);
+}
+static inline vf vf_load(const float *p) {
+  return vld1q_f32(p);
+}
+static inline void vf_store(float *p, vf v) {
+  vst1q_f32(p, v);
+}
+/* n < SP_VL lanes from p, the rest zero; never touches p[n] or beyond. */
+static inline vf vf_load_n(const float *p, size_t n) {
+  float t[SP_VL] = {0};
+  memcpy(t, p, n * sizeof *p);
+  return vld1q_f32(t);
+}
+static inline void vf_store_n(float *p, vf v, size_t n) {
+  float t[SP_VL];
+  vst1q_f32(t, v);
+  memcpy(p, t, n * sizeof *p);
+}
+/* p[0], p[s], p[2s], p[3s]. */
+static inline vf vf_gather(const float *p, size_t s) {
+  const float t[SP_VL] = {p[0], p[s], p[2 * s], p[3 * s]};
+  return vld1q_f32(t);
+}
+/* Splits a = (x0..x3), b = (x4..x7) into even (x0 x2 x4 x6) and odd lanes. */
+static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
+  *even = vuzp1q_f32(a, b);
+  *odd = vuzp2q_f32(a, b);
+}
+/* The inverse: lo = (e0 o0 e1 o1), hi = (e2 o2 e3 o3). */
+static inline void vf_interleave(vf even, vf odd, vf *lo, vf *hi) {
+  *lo = vzip1q_f32(even, odd);
+  *hi = vzip2q_f32(even, odd);
+}
+
+static inline vf vf_add(vf a, vf b) {
+  return vaddq_f32(a, b);
+}
+static inline vf vf_sub(vf a, vf b) {
+  return vsubq_f32(a, b);
+}
+static inline vf vf_mul(vf a, vf b) {
+  return vmulq_f32(a, b);
+}
+/* IEEE division and square root, exactly rounded like the scalar ones. */
+static inline vf vf_div(vf a, vf b) {
+  return vdivq_f32(a, b);
+}
+static inline vf vf_sqrt(vf a) {
+  return vsqrtq_f32(a);
+}
+/* Clears the sign bit only (NaN payloads kept), as fabsf does. */
+static inline vf vf_abs(vf a) {
+  return vreinterpretq_f32_u32(
+      vbicq_u32(vreinterpretq_u32_f32(a), vdupq_n_u32(0x80000000u)));
+}
+/* max(b, a) with x86 semantics: b > a ? b : a (a when either is NaN, and a
+ * on ties such as -0 vs +0). Not vmaxq_f32, which differs on both. */
+static inline vf vf_max_x86(vf b, vf a) {
+  return vbslq_f32(vcgtq_f32(b, a), b, a);
+}
+/* SLEEF's no-FMA AdvSIMD pow: the same bits as the scalar purec reference. */
+static inline vf vf_pow(vf a, vf b) {
+  return Sleef_powf4_u10advsimdnofma(a, b);
+}
+
+/* Ordered compares: false when either lane is NaN, as _CMP_*_OQ. */
+static inline vm vm_gt(vf a, vf b) {
+  return vcgtq_f32(a, b);
+}
+static inline vm vm_lt(vf a, vf b) {
+  return vcltq_f32(a, b);
+}
+static inline vm vm_eq(vf a, vf b) {
+  return vceqq_f32(a, b);
+}
+static inline vm vm_nan(vf a) {
+  return vmvnq_u32(vceqq_f32(a, a));
+}
+static inline vm vm_or(vm a, vm b) {
+  return vorrq_u32(a, b);
+}
+static inline vm vm_and(vm a, vm b) {
+  return vandq_u32(a, b);
+}
+static inline int vm_any(vm m) {
+  return vmaxvq_u32(m) != 0;
+}
+/* m ? b : a, per lane. */
+static inline vf vf_select(vm m, vf a, vf b) {
+  return vbslq_f32(m, b, a);
+}
+
+static inline vi vi_set1(int32_t v) {
+  return vdupq_n_s32(v);
+}
+/* base, base + step, base + 2*step, ... (wrapping, as the x86 layers). */
+static inline vi vi_ramp(int32_t base, int32_t step) {
+  static const int32_t lane[SP_VL] = {0, 1, 2, 3};
+  return vaddq_s32(vdupq_n_s32(base), vmulq_n_s32(vld1q_s32(lane), step));
+}
+static inline vi vi_add(vi a, vi b) {
+  return vaddq_s32(a, b);
+}
+static inline vi vi_select(vm m, vi a, vi b) {
+  return vbslq_s32(m, b, a);
+}
+static inline vm vm_eq_i(vi a, vi b) {
+  return vceqq_s32(a, b);
+}
+static inline vi vi_load_i32(const int32_t *p) {
+  return vld1q_s32(p);
+}
+static inline void vi_store_i32(int32_t *p, vi v) {
+  vst1q_s32(p, v);
+}
+/* Low 32 bits of four int64 (the values fit: dispatch checked them). */
+static inline vi vi_load_i64(const int64_t *p) {
+  return vcombine_s32(vmovn_s64(vld1q_s64(p)), vmovn_s64(vld1q_s64(p + 2)));
+}
+static inline void vi_store_i64(int64_t *p, vi v) {
+  vst1q_s64(p, vmovl_s32(vget_low_s32(v)));
+  vst1q_s64(p + 2, vmovl_high_s32(v));
+}
+static inline vi vi_load_u8(const uint8_t *p) {
+  uint8_t t[8] = {0};
+  memcpy(t, p, SP_VL);
+  const uint16x8_t h = vmovl_u8(vld1_u8(t));
+  return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(h)));
+}
+/* Narrows each lane to its low byte (the values are tap numbers < 256), as
+ * the template's scalar tail does with (uint8_t). */
+static inline void vi_store_u8(uint8_t *p, vi v) {
+  const uint16x4_t h = vmovn_u32(vreinterpretq_u32_s32(v));
+  uint8_t t[8];
+  vst1_u8(t, vmovn_u16(vcombine_u16(h, h)));
+  memcpy(p, t, SP_VL);
+}
+
+#endif /* SIMDPOOL_VEC_NEON_H */
