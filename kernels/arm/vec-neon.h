@@ -105,6 +105,10 @@ static inline vm vm_eq(vf a, vf b) {
 static inline vm vm_nan(vf a) {
   return vmvnq_u32(vceqq_f32(a, a));
 }
+/* Lanes where a or b is NaN. */
+static inline vm vm_unord(vf a, vf b) {
+  return vmvnq_u32(vandq_u32(vceqq_f32(a, a), vceqq_f32(b, b)));
+}
 static inline vm vm_or(vm a, vm b) {
   return vorrq_u32(a, b);
 }

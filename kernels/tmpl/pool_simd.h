@@ -135,19 +135,6 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
   return vf_mul(vf_mul(g, lp_sign_v(x)), vf_pow(vf_abs(x), vf_set1(p - 1.0f)));
 }
 
-/* dx[i] += v for lanes at p[0], p[s], ...: distinct elements, so the lanes
- * cannot collide. */
-static inline void add_cols(float *p, size_t s, vf v) {
-  if (s == 1) {
-    vf_store(p, vf_add(vf_load(p), v));
-    return;
-  }
-  float lane[SP_VL];
-  vf_store(lane, v);
-  for (size_t i = 0; i < SP_VL; i++)
-    p[i * s] += lane[i];
-}
-
 /* Every NaN in dx becomes canonical (arithmetic NaN rule). */
 static inline void canonicalize(float *dx, size_t count) {
   size_t i = 0;
@@ -199,6 +186,25 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
                                 const window *win, size_t c, size_t cn,
                                 int track, simdpool_index_type it, vi *t) {
   const size_t C = g->c;
+  if (!track) {
+    /* Without NaN after the first tap, max(v, m) is the MAX step exactly;
+     * a lane that met one reruns the block with compare-and-select. */
+    vf m = load_lanes(xn + tap_flat(g, win, win->ki0, win->kj0) * C + c, cn);
+    vm bad = vm_unord(m, m);
+    bad = vm_and(bad, vm_unord(vf_zero(), vf_zero())); /* first tap is fine */
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const vf v = load_lanes(xn + tap_flat(g, win, ki, kj) * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        m = vf_max_x86(v, m);
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = vi_set1(0);
+      return m;
+    }
+  }
   vf m = vf_zero();
   vi idx = vi_set1(0);
   int first = 1;
@@ -421,9 +427,10 @@ void SP_FN(sp_lppool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 /* ================================================================ NCHW
- * Lanes over output columns of one row. Columns [ox_lo, ox_hi) are the
- * interior: all kernel_w taps inside the input, so blocks of SP_VL of them
- * run without checks; the rest, and interior tails, use the scalar helpers. */
+ * Lanes over output columns of one row. Columns [lo, hi) are the interior:
+ * all kernel_w taps inside the input, so blocks of up to SP_VL of them run
+ * without checks (a short block at the end of the interior too); border
+ * columns use the scalar helpers, the reference's own per-output code. */
 
 typedef struct row_span {
   size_t lo, hi; /* interior output columns */
@@ -436,62 +443,117 @@ static inline row_span interior_cols(const sp_geom *g) {
   if (r.lo > g->ow)
     r.lo = g->ow;
   /* Last ox with ox*sw - pl + ew <= w. */
+  r.hi = 0;
   if (g->w + g->pl >= ew) {
     r.hi = (g->w + g->pl - ew) / g->sw + 1;
     if (r.hi > g->ow)
       r.hi = g->ow;
-  } else {
-    r.hi = 0;
   }
   if (r.hi < r.lo)
     r.hi = r.lo;
   return r;
 }
 
-/* SP_VL inputs at p[0], p[s], ...; `pairs` says p[2*SP_VL - 1] may be read
- * too, which makes stride 2 a de-interleave of two plain loads. */
-static inline vf load_cols(const float *p, size_t s, int pairs) {
+/* A block: cnt (1..SP_VL) interior outputs of row oy starting at ox0, whose
+ * valid kernel rows are [ki0, ki1). */
+typedef struct block {
+  size_t oy, ki0, ki1, ox0, cnt;
+  int pairs; /* stride 2 may read 2*SP_VL inputs per tap (see load_cols) */
+} block;
+
+static inline block block_at(const sp_geom *g, size_t oy, size_t ki0,
+                             size_t ki1, size_t ox0, size_t cnt) {
+  block b = {oy, ki0, ki1, ox0, cnt, 0};
+  /* Padded position just past the last lane's last tap must be inside. */
+  const size_t last = (ox0 + SP_VL - 1) * g->sw + g->dw * (g->kw - 1) + 1;
+  b.pairs = cnt == SP_VL && last < g->w + g->pl;
+  return b;
+}
+
+/* Inputs p[0], p[s], ..., p[(cnt-1)*s], unused lanes zero. Reads nothing
+ * else, except that stride 2 with `pairs` reads two whole vectors and
+ * de-interleaves them. */
+static inline vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
   if (s == 1)
-    return vf_load(p);
-  if (s == 2 && pairs) {
+    return load_lanes(p, cnt);
+  if (s == 2) {
     vf even, odd;
-    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &even, &odd);
-    (void)odd;
+    if (pairs) {
+      vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &even, &odd);
+    } else {
+      const size_t m = 2 * cnt - 1;
+      vf_deinterleave(load_lanes(p, m < SP_VL ? m : SP_VL),
+                      m > SP_VL ? load_lanes(p + SP_VL, m - SP_VL) : vf_zero(),
+                      &even, &odd);
+    }
     return even;
   }
-  return vf_gather(p, s);
+  if (cnt == SP_VL)
+    return vf_gather(p, s);
+  float lane[SP_VL] = {0};
+  for (size_t i = 0; i < cnt; i++)
+    lane[i] = p[i * s];
+  return vf_load(lane);
 }
 
-/* Can a block starting at output column ox0 read pairs (see load_cols)? */
-static inline int block_pairs_ok(const sp_geom *g, size_t ox0) {
-  const size_t last = (ox0 + SP_VL - 1) * g->sw + g->dw * (g->kw - 1) + 1;
-  return last < g->w + g->pl; /* padded position of the extra element */
+/* dx += v at p[0], p[s], ... for cnt lanes: distinct elements. */
+static inline void add_cols(float *p, size_t s, vf v, size_t cnt) {
+  if (s == 1) {
+    store_lanes(p, vf_add(load_lanes(p, cnt), v), cnt);
+    return;
+  }
+  float lane[SP_VL];
+  vf_store(lane, v);
+  for (size_t i = 0; i < cnt; i++)
+    p[i * s] += lane[i];
 }
 
-/* Running max of one NCHW block of SP_VL outputs starting at ox0 in row oy;
- * *t receives the winners' index values (as max_block_nhwc). */
-static inline vf max_block_nchw(const sp_geom *g, const float *xp, size_t oy,
-                                size_t ki0, size_t ki1, size_t ox0, int track,
+/* Input column of tap kj of the block's first lane (never negative: the
+ * block is interior). */
+static inline size_t block_col(const sp_geom *g, const block *b, size_t kj) {
+  return b->ox0 * g->sw + kj * g->dw - g->pl;
+}
+
+/* Running max of a block; *t receives the winners' index values (flat, or
+ * tap number for U8) when track is set. */
+static inline vf max_block_nchw(const sp_geom *g, const float *xp,
+                                const block *b, int track,
                                 simdpool_index_type it, vi *t) {
-  const int pairs = block_pairs_ok(g, ox0);
-  const ptrdiff_t ix0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
+  const size_t iy0 = b->oy * g->sh + b->ki0 * g->dh - g->pt;
+  if (!track) {
+    /* The NaN-free fast path, as in max_block_nhwc. */
+    vf m = load_cols(xp + iy0 * g->w + block_col(g, b, 0), g->sw, b->cnt,
+                     b->pairs);
+    vm bad = vm_and(vm_unord(m, m), vm_unord(vf_zero(), vf_zero()));
+    for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+      const float *row = xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
+      for (size_t kj = ki == b->ki0 ? 1 : 0; kj < g->kw; kj++) {
+        const vf v =
+            load_cols(row + block_col(g, b, kj), g->sw, b->cnt, b->pairs);
+        bad = vm_or(bad, vm_unord(v, v));
+        m = vf_max_x86(v, m);
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = vi_set1(0);
+      return m;
+    }
+  }
   vf m = vf_zero();
   vi idx = vi_set1(0);
-  int first = 1;
-  for (size_t ki = ki0; ki < ki1; ki++) {
-    const size_t iy = oy * g->sh + ki * g->dh - g->pt;
+  for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+    const size_t iy = b->oy * g->sh + ki * g->dh - g->pt;
     for (size_t kj = 0; kj < g->kw; kj++) {
-      const size_t ix = (size_t)(ix0 + (ptrdiff_t)(kj * g->dw));
-      const vf v = load_cols(xp + iy * g->w + ix, g->sw, pairs);
+      const size_t ix = block_col(g, b, kj);
+      const vf v = load_cols(xp + iy * g->w + ix, g->sw, b->cnt, b->pairs);
       vi val = vi_set1(0);
       if (track)
         val = it == SIMDPOOL_INDEX_U8
                   ? vi_set1((int32_t)(ki * g->kw + kj))
                   : vi_ramp((int32_t)(iy * g->w + ix), (int32_t)g->sw);
-      if (first) {
+      if (ki == b->ki0 && kj == 0) {
         m = v;
         idx = val;
-        first = 0;
         continue;
       }
       const vm r = mx_replaces(v, m);
@@ -504,39 +566,67 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp, size_t oy,
   return m;
 }
 
-static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
-                                         int track) {
-  const row_span in = interior_cols(g);
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
-      const float *xp = io->x + px.base;
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        size_t ki0, ki1;
-        sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
-        const size_t orow = py.base + oy * g->ow;
-        size_t ox = 0;
-        while (ox < g->ow) {
-          if (ox >= in.lo && ox + SP_VL <= in.hi) {
-            vi t;
-            const vf m = max_block_nchw(g, xp, oy, ki0, ki1, ox, track,
-                                        g->index_type, &t);
-            vf_store(io->y + orow + ox, m);
-            if (track)
-              store_index(io->indices, g->index_type, orow + ox, t, SP_VL);
-            ox += SP_VL;
-          } else {
-            const sp_winner best = sp_max_window(g, io->x, px, oy, ox);
-            io->y[orow + ox] = io->x[px.base + best.flat];
-            sp_store_index(io->indices, g->index_type, orow + ox, best.flat,
-                           best.tap);
-            ox++;
-          }
-        }
-      }
+/* Sum of a block (AVG) or of its LP terms, before the divisor or root. */
+static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
+                                const block *b, int lp, int kind) {
+  const vf pv = vf_set1(g->p);
+  vf acc = vf_zero();
+  for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+    const float *row = xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      const vf v =
+          load_cols(row + block_col(g, b, kj), g->sw, b->cnt, b->pairs);
+      acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
     }
   }
+  return acc;
+}
+
+/* Walks every output row of every plane: border outputs one at a time,
+ * interior outputs in blocks, left to right. The caller's `visit` macro-like
+ * callbacks are the two functions below, per operation. */
+#define FOR_EACH_ROW(g, body)                                                  \
+  do {                                                                         \
+    const row_span in_ = interior_cols(g);                                     \
+    for (size_t n = 0; n < (g)->n; n++) {                                      \
+      for (size_t c = 0; c < (g)->c; c++) {                                    \
+        const sp_plane px = sp_plane_of(g, n, c, (g)->h, (g)->w);              \
+        const sp_plane py = sp_plane_of(g, n, c, (g)->oh, (g)->ow);            \
+        for (size_t oy = 0; oy < (g)->oh; oy++) {                              \
+          size_t ki0, ki1;                                                     \
+          sp_tap_range(oy, (g)->sh, (g)->pt, (g)->kh, (g)->dh, (g)->h, &ki0,   \
+                       &ki1);                                                  \
+          const size_t orow = py.base + oy * (g)->ow;                          \
+          body                                                                 \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
+                                         int track) {
+  FOR_EACH_ROW(g, {
+    size_t ox = 0;
+    while (ox < g->ow) {
+      if (ox >= in_.lo && ox < in_.hi) {
+        const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
+        const block b = block_at(g, oy, ki0, ki1, ox, cnt);
+        vi t;
+        const vf m =
+            max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
+        store_lanes(io->y + orow + ox, m, cnt);
+        if (track)
+          store_index(io->indices, g->index_type, orow + ox, t, cnt);
+        ox += cnt;
+      } else {
+        const sp_winner best = sp_max_window(g, io->x, px, oy, ox);
+        io->y[orow + ox] = io->x[px.base + best.flat];
+        sp_store_index(io->indices, g->index_type, orow + ox, best.flat,
+                       best.tap);
+        ox++;
+      }
+    }
+  });
 }
 
 void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
@@ -546,60 +636,31 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nchw_body(g, io, 1);
 }
 
-/* Sum of one NCHW block (AVG) or of its LP terms, before the divisor/root. */
-static inline vf sum_block_nchw(const sp_geom *g, const float *xp, size_t oy,
-                                size_t ki0, size_t ki1, size_t ox0, int lp,
-                                int kind) {
-  const int pairs = block_pairs_ok(g, ox0);
-  const ptrdiff_t ix0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
-  const vf pv = vf_set1(g->p);
-  vf acc = vf_zero();
-  for (size_t ki = ki0; ki < ki1; ki++) {
-    const size_t iy = oy * g->sh + ki * g->dh - g->pt;
-    for (size_t kj = 0; kj < g->kw; kj++) {
-      const size_t ix = (size_t)(ix0 + (ptrdiff_t)(kj * g->dw));
-      vf v = load_cols(xp + iy * g->w + ix, g->sw, pairs);
-      acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
-    }
-  }
-  return acc;
-}
-
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
 static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int lp) {
-  const row_span in = interior_cols(g);
   const int kind = lp_kind(g->p);
   const vf inv_p = vf_set1(lp ? 1.0f / g->p : 1.0f);
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
-      const float *xp = io->x + px.base;
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        size_t ki0, ki1;
-        sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
-        /* Interior windows of a row share their divisor. */
-        const vf div =
-            vf_set1(in.lo < in.hi ? sp_avg_divisor(g, oy, in.lo) : 1.0f);
-        const size_t orow = py.base + oy * g->ow;
-        size_t ox = 0;
-        while (ox < g->ow) {
-          if (ox >= in.lo && ox + SP_VL <= in.hi) {
-            const vf acc = sum_block_nchw(g, xp, oy, ki0, ki1, ox, lp, kind);
-            const vf y = lp ? lp_root_v(kind, inv_p, acc) : vf_div(acc, div);
-            vf_store(io->y + orow + ox, vcanon(y));
-            ox += SP_VL;
-          } else {
-            io->y[orow + ox] =
-                lp ? sp_canonical(sp_lp_window(g, io->x, px, oy, ox))
-                   : sp_avg_window(g, io->x, px, oy, ox);
-            ox++;
-          }
-        }
+  FOR_EACH_ROW(g, {
+    /* Interior windows of a row share their divisor. */
+    const vf div =
+        vf_set1(in_.lo < in_.hi ? sp_avg_divisor(g, oy, in_.lo) : 1.0f);
+    size_t ox = 0;
+    while (ox < g->ow) {
+      if (ox >= in_.lo && ox < in_.hi) {
+        const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
+        const block b = block_at(g, oy, ki0, ki1, ox, cnt);
+        const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
+        const vf y = lp ? lp_root_v(kind, inv_p, acc) : vf_div(acc, div);
+        store_lanes(io->y + orow + ox, vcanon(y), cnt);
+        ox += cnt;
+      } else {
+        io->y[orow + ox] = lp ? sp_canonical(sp_lp_window(g, io->x, px, oy, ox))
+                              : sp_avg_window(g, io->x, px, oy, ox);
+        ox++;
       }
     }
-  }
+  });
 }
 
 void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
@@ -611,16 +672,18 @@ void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 }
 
 /* ---------------------------------------------------------- NCHW backward
- * Each dx element must receive its contributions in output order. When
- * windows do not overlap along a row (stride_w >= dilated kernel width), the
- * outputs of one row touch disjoint dx elements, so a row's interior blocks
- * run as vectors; rows stay in order. Otherwise outputs go one by one. */
+ * Each dx element must receive its contributions in output order: rows go
+ * in order, and within a row outputs left to right.
+ * MAX: a block's winners come from one vector pass (or from the indices);
+ * each lane then adds its dy to its one winner, lanes in order, so even
+ * overlapping windows accumulate exactly as the reference does.
+ * AVG, LP: when windows do not overlap along the row (stride_w >= dilated
+ * kernel width) the lanes of a block touch disjoint dx and add as vectors;
+ * overlapping rows go one output at a time. */
 
-/* The contribution of one output (oy, ox) of any method, scalar: adds to
- * dx in the reference's order. `mode`: 0 MAX recompute, 1 MAX indices,
- * 2 AVG, 3 LP. */
 enum { BWD_MAX, BWD_MAX_IDX, BWD_AVG, BWD_LP };
 
+/* The contribution of one output, scalar, in the reference's order. */
 static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
                                   sp_plane px, size_t o, size_t oy, size_t ox) {
   const float dy = io->dy[o];
@@ -671,47 +734,57 @@ static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
   }
 }
 
-/* One interior block of SP_VL outputs of row oy, starting at ox0: every
- * lane's window lies inside the row, and lanes touch disjoint dx. */
-static inline void bwd_block_nchw(const sp_geom *g, const sp_io *io, int mode,
-                                  sp_plane px, size_t orow, size_t oy,
-                                  size_t ki0, size_t ki1, size_t ox0) {
-  const float *xp =
-      mode == BWD_MAX_IDX || mode == BWD_AVG ? NULL : io->x + px.base;
-  float *dxp = io->dx + px.base;
-  const vf dy = vf_load(io->dy + orow + ox0);
-  const int kind = lp_kind(g->p);
-  const ptrdiff_t ix0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
-  const int pairs = block_pairs_ok(g, ox0);
-  vi t = vi_set1(0);
-  simdpool_index_type it = g->index_type;
-  vf gr = dy;
+/* MAX: winners of a block as flat positions, then one add per lane. */
+static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
+                                      int mode, sp_plane px, size_t orow,
+                                      const block *b) {
+  int32_t flat[SP_VL];
   if (mode == BWD_MAX) {
-    it = SIMDPOOL_INDEX_U8; /* recomputed winners as tap numbers */
-    max_block_nchw(g, xp, oy, ki0, ki1, ox0, 1, it, &t);
-  } else if (mode == BWD_MAX_IDX) {
-    t = load_index(io->indices, it, orow + ox0, SP_VL);
-  } else if (mode == BWD_AVG) {
-    gr = vf_div(dy, vf_set1(sp_avg_divisor(g, oy, ox0)));
+    vi t;
+    max_block_nchw(g, io->x + px.base, b, 1, SIMDPOOL_INDEX_I32, &t);
+    vi_store_i32(flat, t);
+  } else {
+    vi_store_i32(flat,
+                 load_index(io->indices, g->index_type, orow + b->ox0, b->cnt));
+    if (g->index_type == SIMDPOOL_INDEX_U8) {
+      for (size_t i = 0; i < b->cnt; i++) {
+        const size_t tap = (size_t)flat[i];
+        const size_t iy = b->oy * g->sh + (tap / g->kw) * g->dh - g->pt;
+        const size_t ix = (b->ox0 + i) * g->sw + (tap % g->kw) * g->dw - g->pl;
+        flat[i] = (int32_t)(iy * g->w + ix);
+      }
+    }
+  }
+  const float *dy = io->dy + orow + b->ox0;
+  float *dxp = io->dx + px.base;
+  for (size_t i = 0; i < b->cnt; i++)
+    dxp[flat[i]] += dy[i];
+}
+
+/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows). */
+static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
+                                      int mode, sp_plane px, size_t orow,
+                                      const block *b) {
+  const float *xp = mode == BWD_LP ? io->x + px.base : NULL;
+  float *dxp = io->dx + px.base;
+  const vf dy = load_lanes(io->dy + orow + b->ox0, b->cnt);
+  const int kind = lp_kind(g->p);
+  vf gr = dy;
+  if (mode == BWD_AVG) {
+    gr = vf_div(dy, vf_set1(sp_avg_divisor(g, b->oy, b->ox0)));
   } else if (kind != LP_ONE) {
-    const vf acc = sum_block_nchw(g, xp, oy, ki0, ki1, ox0, 1, kind);
+    const vf acc = sum_block_nchw(g, xp, b, 1, kind);
     gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, vf_set1(1.0f / g->p), acc));
   }
-  for (size_t ki = ki0; ki < ki1; ki++) {
-    const size_t iy = oy * g->sh + ki * g->dh - g->pt;
+  for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+    const size_t iy = b->oy * g->sh + ki * g->dh - g->pt;
     for (size_t kj = 0; kj < g->kw; kj++) {
-      const size_t ix = (size_t)(ix0 + (ptrdiff_t)(kj * g->dw));
-      const size_t e = iy * g->w + ix;
+      const size_t e = iy * g->w + block_col(g, b, kj);
       vf q = gr;
-      if (mode == BWD_MAX || mode == BWD_MAX_IDX) {
-        const vi val = it == SIMDPOOL_INDEX_U8
-                           ? vi_set1((int32_t)(ki * g->kw + kj))
-                           : vi_ramp((int32_t)e, (int32_t)g->sw);
-        q = vf_select(vm_eq_i(t, val), vf_zero(), dy);
-      } else if (mode == BWD_LP) {
-        q = lp_share_v(kind, g->p, gr, load_cols(xp + e, g->sw, pairs));
-      }
-      add_cols(dxp + e, g->sw, q);
+      if (mode == BWD_LP)
+        q = lp_share_v(kind, g->p, gr,
+                       load_cols(xp + e, g->sw, b->cnt, b->pairs));
+      add_cols(dxp + e, g->sw, q, b->cnt);
     }
   }
 }
@@ -719,30 +792,25 @@ static inline void bwd_block_nchw(const sp_geom *g, const sp_io *io, int mode,
 static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   zero_tensor(io->dx, in_count(g));
   const size_t ew = g->dw * (g->kw - 1) + 1;
-  row_span in = interior_cols(g);
-  if (g->sw < ew)
-    in.hi = in.lo; /* overlapping windows: one output at a time */
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        size_t ki0, ki1;
-        sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
-        const size_t orow = py.base + oy * g->ow;
-        size_t ox = 0;
-        while (ox < g->ow) {
-          if (ox >= in.lo && ox + SP_VL <= in.hi) {
-            bwd_block_nchw(g, io, mode, px, orow, oy, ki0, ki1, ox);
-            ox += SP_VL;
-          } else {
-            bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
-            ox++;
-          }
-        }
+  const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
+  const int blocks = is_max || g->sw >= ew;
+  FOR_EACH_ROW(g, {
+    size_t ox = 0;
+    while (ox < g->ow) {
+      if (blocks && ox >= in_.lo && ox < in_.hi) {
+        const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
+        const block b = block_at(g, oy, ki0, ki1, ox, cnt);
+        if (is_max)
+          bwd_max_block_nchw(g, io, mode, px, orow, &b);
+        else
+          bwd_sum_block_nchw(g, io, mode, px, orow, &b);
+        ox += cnt;
+      } else {
+        bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
+        ox++;
       }
     }
-  }
+  });
   canonicalize(io->dx, in_count(g));
 }
 
