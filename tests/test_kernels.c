@@ -161,8 +161,12 @@ static void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     d->pad_right = rnd_range(0, 2);
     return;
   case SP_SHAPE_GLOBAL:
-    d->kernel_h = d->h;
-    d->kernel_w = d->w;
+    /* NCHW global kernels run lanes over planes: sweep planes too. */
+    d->c = rnd_range(1, 49);
+    d->h = rnd_range(1, 9);
+    d->w = rnd_range(1, 9);
+    d->kernel_h = d->stride_h = d->h;
+    d->kernel_w = d->stride_w = d->w;
     return;
   default:
     break;

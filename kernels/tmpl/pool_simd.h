@@ -1129,3 +1129,59 @@ void SP_FN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_AVG);
 }
+
+/* ================================================================ global
+ * NCHW global pooling (one window per plane, no padding): a row has one
+ * output, so lanes run over planes instead, reading tap t of SP_VL planes
+ * at stride h*w. Each lane still scans its plane in row-major order. */
+
+enum { G_MAX, G_AVG, G_LP };
+
+static inline void global_nchw_body(const sp_geom *g, const sp_io *io,
+                                    int method, int track) {
+  const size_t hw = g->h * g->w, planes = g->n * g->c;
+  const int kind = lp_kind(g->p);
+  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const vf div = vf_set1((float)hw);
+  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
+    const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+    const float *xp = io->x + p0 * hw;
+    vf acc = load_cols(xp, hw, cnt, 0);
+    if (method == G_MAX) {
+      vi idx = vi_set1(0);
+      for (size_t t = 1; t < hw; t++) {
+        const vf v = load_cols(xp + t, hw, cnt, 0);
+        const vm r = mx_replaces(v, acc);
+        acc = vf_select(r, acc, v);
+        if (track)
+          idx = vi_select(r, idx, vi_set1((int32_t)t));
+      }
+      store_lanes(io->y + p0, acc, cnt);
+      /* The window is the plane: tap number and flat position coincide. */
+      if (track)
+        store_index(io->indices, g->index_type, p0, idx, cnt);
+      continue;
+    }
+    acc = vf_add(vf_zero(), method == G_LP ? lp_term_v(kind, pv, acc) : acc);
+    for (size_t t = 1; t < hw; t++) {
+      const vf v = load_cols(xp + t, hw, cnt, 0);
+      acc = vf_add(acc, method == G_LP ? lp_term_v(kind, pv, v) : v);
+    }
+    const vf y =
+        method == G_LP ? lp_root_v(kind, inv_p, acc) : vf_div(acc, div);
+    store_lanes(io->y + p0, vcanon(y), cnt);
+  }
+}
+
+void SP_FN(sp_maxpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    global_nchw_body(g, io, G_MAX, 0);
+  else
+    global_nchw_body(g, io, G_MAX, 1);
+}
+void SP_FN(sp_avgpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
+  global_nchw_body(g, io, G_AVG, 0);
+}
+void SP_FN(sp_lppool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
+  global_nchw_body(g, io, G_LP, 0);
+}
