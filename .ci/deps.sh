@@ -2,7 +2,7 @@
 # .ci/deps.sh — installs the Debian 12 packages simdpool's build, tests and bench need, if missing.
 set -euo pipefail
 pkgs=(gcc g++ libc6-dev pkg-config meson ninja-build check libsleef-dev
-      libbenchmark-dev)
+      libbenchmark-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -16,7 +16,7 @@ cat build-test/meson-logs/testlog.txt | grep -E "^(Running suite|[0-9]+%: Checks
 echo "== ASan + UBSan build: tests =="
 rm -rf build-asan
 meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
-  -Dc_args=-fno-sanitize-recover=all
+  -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 4

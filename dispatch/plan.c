@@ -349,8 +349,10 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
   case SP_SHAPE_3X3S1:
     return undilated && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1;
   case SP_SHAPE_GLOBAL:
-    return g->oh == 1 && g->ow == 1 && g->kh == g->h && g->kw == g->w &&
-           g->pt == 0 && g->pl == 0 && g->pb == 0 && g->pr == 0;
+    /* The window is exactly the plane: every tap valid, each once. */
+    return undilated && g->oh == 1 && g->ow == 1 && g->kh == g->h &&
+           g->kw == g->w && g->pt == 0 && g->pl == 0 && g->pb == 0 &&
+           g->pr == 0;
   case SP_SHAPE_COUNT:
     break;
   }

@@ -1,0 +1,923 @@
+// bench_main.cc — simdpool's Google Benchmark program. At start-up it turns
+// the shape list (suite.cc) and the kernel registry into benchmarks named
+// op/layout/case/isa, adds the copy and read-4-write-1 references of the same
+// byte counts, a kernel/<entry>/<layout>/<case> benchmark for every registry
+// kernel no case reaches, and the peers when built.
+//
+//   simdpool_bench [google benchmark flags]   run (e.g. --benchmark_filter=)
+//   simdpool_bench --list-kernels             registry coverage; exit 1 if a
+//                                             kernel is not benchmarked
+//   simdpool_bench --smoke                    one iteration per benchmark of
+//                                             a few cases; exit 1 on any
+//                                             wrong result or coverage gap
+//   simdpool_bench --all-kernels              also time each plan's kernel by
+//                                             direct call, as <name>.direct
+//                                             (the API's own cost = plan time
+//                                             - kernel time)
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "buffers.h"
+#include "peers.h"
+#include "roofline.h"
+#include "suite.h"
+
+namespace spbench {
+namespace {
+
+// The cases of --smoke (unless a --benchmark_filter is given): one 2x2 max
+// forward, the overlapping 3x3 max forward/backward, global average, and
+// every kernel-direct benchmark.
+const char *const kSmokeFilter = "small_max2|stem_max3|gap_avg7|^kernel/";
+
+// ------------------------------------------------------------- the specs
+
+enum class Kind { Plan, Kernel, Ref, Peer };
+enum class RefKind { Copy, R4W1 };
+
+// One registered benchmark.
+struct Spec {
+  Kind kind = Kind::Plan;
+  std::string name;
+  const Case *cs = nullptr;
+  OpVariant op;
+  simdpool_layout layout = SIMDPOOL_NCHW;
+  simdpool_isa isa = SIMDPOOL_ISA_SCALAR;
+  const sp_kernel_entry *entry = nullptr; // what a Plan runs, a Kernel calls
+  RefKind ref = RefKind::Copy;
+  bool cold = false;
+  Peer peer = Peer::OneDNN;
+  size_t bytes = 0; // what one pass must move (Ref: the case's byte count)
+  bool verified = false;
+};
+
+std::deque<Spec> g_specs;     // stable addresses: lambdas hold Spec*
+std::deque<Case> g_synthetic; // generated cases of kernel-direct specs
+bool g_smoke = false;
+bool g_all_kernels = false; // --all-kernels
+int g_failures = 0;         // wrong results, unexpected errors
+size_t g_max_ref_bytes = 0;
+
+bool isa_of_interest(int i) {
+  return i >= SIMDPOOL_ISA_SCALAR && i <= SIMDPOOL_ISA_NEON;
+}
+
+const char *isa_name(simdpool_isa isa) {
+  return simdpool_isa_name(isa);
+}
+
+// The kernel a plan of isa runs for op on g, or nullptr when isa lacks any op
+// the plan needs (plan creation would then be UNSUPPORTED).
+const sp_kernel_entry *plan_kernel(simdpool_isa isa, const sp_geom &g,
+                                   const OpVariant &op) {
+  for (int o = 0; o < SP_OP_COUNT; o++)
+    if (sp_op_needed(&g, (sp_op)o) && !sp_pick_kernel(isa, &g, (sp_op)o))
+      return nullptr;
+  return sp_pick_kernel(isa, &g, kernel_op(op.call));
+}
+
+// The references of one (case, op): before its benchmarks the hot and cold
+// copy and read-4-write-1 ("ref"); after them the hot ones again
+// ("ref_after"), so that the summary can take the better of two moments on a
+// busy machine.
+void add_refs(const Case &cs, const OpVariant &op, size_t bytes, bool after) {
+  for (int cold = 0; cold < (after ? 1 : 2); cold++) {
+    for (RefKind k : {RefKind::Copy, RefKind::R4W1}) {
+      Spec s;
+      s.kind = Kind::Ref;
+      s.cs = &cs;
+      s.op = op;
+      s.ref = k;
+      s.cold = cold != 0;
+      s.bytes = bytes;
+      s.name = std::string(k == RefKind::Copy ? "copy" : "r4w1") + "/" +
+               (cold ? "cold" : "hot") + "/" + cs.name + "." + op.name +
+               (after ? "/ref_after" : "/ref");
+      g_specs.push_back(s);
+    }
+  }
+  g_max_ref_bytes = std::max(g_max_ref_bytes, bytes);
+}
+
+// The index type a kernel-direct benchmark of e uses.
+simdpool_index_type index_for(const sp_kernel_entry &e) {
+  if (e.op != SP_OP_BWD_IDX && (e.index_mask & SP_IDX_BIT(SIMDPOOL_INDEX_NONE)))
+    return SIMDPOOL_INDEX_NONE;
+  for (simdpool_index_type t :
+       {SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64, SIMDPOOL_INDEX_U8})
+    if (e.index_mask & SP_IDX_BIT(t))
+      return t;
+  return SIMDPOOL_INDEX_NONE;
+}
+
+Call call_of(sp_op op) {
+  return op == SP_OP_FWD   ? Call::Forward
+         : op == SP_OP_BWD ? Call::BackwardX
+                           : Call::BackwardIdx;
+}
+
+// A kernel-direct spec for registry entry e: a suite case whose geometry
+// falls in e's shape class, else a generated one. False when none exists.
+bool add_kernel_spec(const sp_kernel_entry &e) {
+  const OpVariant op = make_op(e.method, call_of(e.op), index_for(e));
+  sp_geom g;
+  const Case *found = nullptr;
+  for (const Case &cs : suite()) {
+    if (cs.method == e.method && resolve(cs, op, e.layout, &g, nullptr) &&
+        sp_shape_matches(e.shape, &g)) {
+      found = &cs;
+      break;
+    }
+  }
+  if (!found) {
+    Case syn;
+    if (!synthetic_case(e.method, e.shape, &syn) ||
+        !resolve(syn, op, e.layout, &g, nullptr) ||
+        !sp_shape_matches(e.shape, &g))
+      return false;
+    g_synthetic.push_back(syn);
+    found = &g_synthetic.back();
+  }
+  Spec s;
+  s.kind = Kind::Kernel;
+  s.cs = found;
+  s.op = op;
+  s.layout = e.layout;
+  s.isa = e.isa;
+  s.entry = &e;
+  s.bytes = pass_bytes(g, op);
+  s.name = std::string("kernel/") + e.name + "/" + layout_name(e.layout) + "/" +
+           found->name;
+  g_specs.push_back(s);
+  return true;
+}
+
+// Builds every spec: per (case, op) its references, then per layout each
+// built ISA's plan and each peer; then kernel-direct specs for registry
+// entries no plan runs.
+void build_specs() {
+  for (const Case &cs : suite()) {
+    for (const OpVariant &op : cs.ops) {
+      sp_geom g;
+      std::string err;
+      if (!resolve(cs, op, SIMDPOOL_NCHW, &g, &err)) {
+        std::fprintf(stderr, "simdpool_bench: case %s/%s rejected: %s\n",
+                     cs.name.c_str(), op.name.c_str(), err.c_str());
+        g_failures++;
+        continue;
+      }
+      const size_t bytes = pass_bytes(g, op);
+      add_refs(cs, op, bytes, false);
+      for (simdpool_layout layout : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
+        if (!resolve(cs, op, layout, &g, &err))
+          continue;
+        for (int i = SIMDPOOL_ISA_SCALAR; isa_of_interest(i); i++) {
+          const simdpool_isa isa = (simdpool_isa)i;
+          if (!sp_isa_built(isa))
+            continue;
+          const sp_kernel_entry *e = plan_kernel(isa, g, op);
+          if (!e)
+            continue; // this ISA does not claim the method/layout/op
+          Spec s;
+          s.kind = Kind::Plan;
+          s.cs = &cs;
+          s.op = op;
+          s.layout = layout;
+          s.isa = isa;
+          s.entry = e;
+          s.bytes = bytes;
+          s.name = op.name + "/" + layout_name(layout) + "/" + cs.name + "/" +
+                   isa_name(isa);
+          g_specs.push_back(s);
+        }
+        for (Peer p : peers_built()) {
+          if (!peer_supports(p, cs, op, layout, nullptr))
+            continue;
+          Spec s;
+          s.kind = Kind::Peer;
+          s.cs = &cs;
+          s.op = op;
+          s.layout = layout;
+          s.peer = p;
+          s.bytes = bytes;
+          s.name = op.name + "/" + layout_name(layout) + "/" + cs.name + "/" +
+                   peer_name(p);
+          g_specs.push_back(s);
+        }
+      }
+      add_refs(cs, op, bytes, true);
+    }
+  }
+  for (size_t i = 0; i < sp_registry_size; i++) {
+    const sp_kernel_entry &e = sp_registry[i];
+    const bool covered =
+        std::any_of(g_specs.begin(), g_specs.end(),
+                    [&](const Spec &s) { return s.entry == &e; });
+    if (!covered)
+      add_kernel_spec(e);
+  }
+  if (g_all_kernels) { // a direct-call twin of every plan benchmark
+    std::vector<Spec> twins;
+    for (const Spec &s : g_specs)
+      if (s.kind == Kind::Plan) {
+        Spec t = s;
+        t.kind = Kind::Kernel;
+        t.name += ".direct";
+        twins.push_back(t);
+      }
+    g_specs.insert(g_specs.end(), twins.begin(), twins.end());
+  }
+}
+
+// Prints the registry with the benchmarks that time each kernel (verbose) or
+// only the gaps; returns false when a kernel of a built ISA has none.
+bool check_coverage(FILE *out, bool verbose) {
+  size_t gaps = 0, runnable = 0;
+  if (verbose)
+    std::fprintf(out, "%-34s %-7s %-4s %-5s %-8s %-8s %-4s  benchmarks\n",
+                 "kernel", "isa", "meth", "layout", "op", "shape", "cpu");
+  for (size_t i = 0; i < sp_registry_size; i++) {
+    const sp_kernel_entry &e = sp_registry[i];
+    std::vector<std::string> names;
+    for (const Spec &s : g_specs)
+      if (s.entry == &e)
+        names.push_back(s.name);
+    const bool runs = sp_cpu_runs(e.isa) != 0;
+    runnable += runs;
+    if (names.empty())
+      gaps++;
+    if (verbose || names.empty()) {
+      std::fprintf(out, "%-34s %-7s %-4s %-6s %-8s %-8s %-4s  ", e.name,
+                   isa_name(e.isa), method_name(e.method),
+                   layout_name(e.layout), op_kind_name(e.op),
+                   shape_name(e.shape), runs ? "yes" : "no");
+      if (names.empty())
+        std::fprintf(out, "MISSING: no benchmark times this kernel\n");
+      else
+        std::fprintf(
+            out, "%s%s\n", names[0].c_str(),
+            names.size() > 1
+                ? (" (+" + std::to_string(names.size() - 1) + " more)").c_str()
+                : "");
+    }
+  }
+  std::string built;
+  for (int i = SIMDPOOL_ISA_SCALAR; isa_of_interest(i); i++)
+    if (sp_isa_built((simdpool_isa)i))
+      built +=
+          std::string(built.empty() ? "" : ",") + isa_name((simdpool_isa)i);
+  std::fprintf(out,
+               "coverage: %zu registry kernels (ISAs built: %s; %zu runnable "
+               "here), %zu without a benchmark%s\n",
+               sp_registry_size, built.c_str(), runnable, gaps,
+               gaps ? "  <-- FAIL" : "");
+  if (verbose) { // what each peer leaves out, grouped by reason
+    for (Peer p : peers_built()) {
+      std::map<std::string, std::vector<std::string>> skipped;
+      for (const Case &cs : suite())
+        for (const OpVariant &op : cs.ops)
+          for (simdpool_layout l : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
+            std::string why;
+            if (!peer_supports(p, cs, op, l, &why))
+              skipped[why].push_back(op.name + "/" + layout_name(l) + "/" +
+                                     cs.name);
+          }
+      for (const auto &kv : skipped) {
+        std::fprintf(out, "peer %s skips %zu: %s:", peer_name(p),
+                     kv.second.size(), kv.first.c_str());
+        for (const std::string &n : kv.second)
+          std::fprintf(out, " %s", n.c_str());
+        std::fprintf(out, "\n");
+      }
+    }
+  }
+  return gaps == 0;
+}
+
+// ------------------------------------------------------------- workspace
+
+// The operands of one (case, op, layout), filled once, and the scalar
+// reference's outputs every variant and peer is compared with. All
+// benchmarks of a group run back to back, so one workspace lives at a time.
+struct Workspace {
+  std::string key;
+  const Case *cs = nullptr;
+  OpVariant op;
+  simdpool_layout layout = SIMDPOOL_NCHW;
+  sp_geom g{};
+  size_t in = 0, out = 0;
+  Buffer x, dy, y, dx, idx;
+  Buffer ref_out, ref_idx;
+  std::string error;
+  std::map<Peer, std::unique_ptr<PeerOp>> peer_ops;
+  std::map<Peer, std::string> peer_error, peer_label;
+};
+
+std::unique_ptr<Workspace> g_ws;
+
+uint64_t seed_of(const std::string &s) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a
+  for (unsigned char ch : s)
+    h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+// One pass of simdpool's public API on the workspace.
+simdpool_status run_plan(const simdpool_plan *p, Workspace &ws) {
+  switch (ws.op.call) {
+  case Call::Forward:
+    return simdpool_forward(
+        p, ws.x.f(), ws.y.f(),
+        ws.op.index_type != SIMDPOOL_INDEX_NONE ? ws.idx.data() : nullptr);
+  case Call::BackwardX:
+    return simdpool_backward(p, ws.dy.f(), nullptr,
+                             ws.op.method == SIMDPOOL_AVG ? nullptr : ws.x.f(),
+                             ws.dx.f());
+  case Call::BackwardIdx:
+    return simdpool_backward(p, ws.dy.f(), ws.idx.data(), nullptr, ws.dx.f());
+  }
+  return SIMDPOOL_INVALID_ARGUMENT;
+}
+
+// One pass of a registry kernel called directly (no plan, no checks).
+void run_kernel(const sp_kernel_entry &e, Workspace &ws) {
+  sp_io io{};
+  switch (ws.op.call) {
+  case Call::Forward:
+    io.x = ws.x.f();
+    io.y = ws.y.f();
+    io.indices =
+        ws.op.index_type != SIMDPOOL_INDEX_NONE ? ws.idx.data() : nullptr;
+    break;
+  case Call::BackwardX:
+    io.x = ws.op.method == SIMDPOOL_AVG ? nullptr : ws.x.f();
+    io.dy = ws.dy.f();
+    io.dx = ws.dx.f();
+    break;
+  case Call::BackwardIdx:
+    io.indices = ws.idx.data();
+    io.dy = ws.dy.f();
+    io.dx = ws.dx.f();
+    break;
+  }
+  e.fn(&ws.g, &io);
+}
+
+bool is_forward(const Workspace &ws) {
+  return ws.op.call == Call::Forward;
+}
+
+// Overwrites the outputs with a NaN pattern so that a kernel that skips an
+// element cannot pass on a previous variant's result.
+void poison_outputs(Workspace &ws) {
+  if (is_forward(ws)) {
+    std::memset(ws.y.data(), 0xA5, ws.y.bytes());
+    if (!ws.idx.empty())
+      std::memset(ws.idx.data(), 0xA5, ws.idx.bytes());
+  } else {
+    std::memset(ws.dx.data(), 0xA5, ws.dx.bytes());
+  }
+}
+
+std::string hex32(const void *p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08" PRIx32, v);
+  return b;
+}
+
+// "" when the outputs equal the scalar reference bit for bit, else where not.
+std::string compare_exact(const Workspace &ws) {
+  const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
+  const size_t n = got.bytes() / sizeof(float);
+  if (std::memcmp(got.data(), ws.ref_out.data(), got.bytes()) != 0) {
+    for (size_t i = 0; i < n; i++)
+      if (std::memcmp(got.f() + i, ws.ref_out.f() + i, 4) != 0)
+        return std::string(is_forward(ws) ? "y" : "dx") + "[" +
+               std::to_string(i) + "] = " + hex32(got.f() + i) +
+               ", scalar reference " + hex32(ws.ref_out.f() + i);
+  }
+  if (is_forward(ws) && !ws.idx.empty() &&
+      std::memcmp(ws.idx.data(), ws.ref_idx.data(), ws.idx.bytes()) != 0)
+    return "indices differ from the scalar reference";
+  return "";
+}
+
+// Distance in units in the last place between two finite floats.
+uint64_t ulp_distance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  const int64_t oa = ia < 0 ? (int64_t)INT32_MIN - ia : ia;
+  const int64_t ob = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
+  return (uint64_t)(oa > ob ? oa - ob : ob - oa);
+}
+
+// A peer's output against the scalar reference: MAX forward must match bit
+// for bit; sums (average, backward) may differ by rounding only (the peers
+// sum in another order or multiply by a reciprocal): 4 ulp, or 2^-18 absolute
+// for results of cancellation (inputs lie in [-4, 4)). Returns "" when equal
+// enough and describes the largest difference in *detail.
+std::string compare_peer(const Workspace &ws, const PeerOp &op,
+                         std::string *detail) {
+  const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
+  const size_t n = got.bytes() / sizeof(float);
+  const bool exact = is_forward(ws) && ws.op.method == SIMDPOOL_MAX;
+  uint64_t max_ulp = 0;
+  double max_abs = 0;
+  size_t bad = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const float a = got.f()[i], b = ws.ref_out.f()[i];
+    if (std::memcmp(&a, &b, 4) == 0)
+      continue;
+    const uint64_t u = std::isfinite(a) ? ulp_distance(a, b) : UINT64_MAX;
+    const double d = std::fabs((double)a - (double)b);
+    max_ulp = std::max(max_ulp, u);
+    max_abs = std::max(max_abs, d);
+    if (bad == SIZE_MAX && (exact || (u > 4 && !(d <= 0x1p-18))))
+      bad = i;
+  }
+  if (bad != SIZE_MAX)
+    return std::string(is_forward(ws) ? "y" : "dx") + "[" +
+           std::to_string(bad) + "] = " + std::to_string(got.f()[bad]) + " (" +
+           hex32(got.f() + bad) + "), simdpool " +
+           std::to_string(ws.ref_out.f()[bad]) + " (" +
+           hex32(ws.ref_out.f() + bad) + ")";
+  char b[96];
+  if (max_ulp == 0)
+    std::snprintf(b, sizeof b, "equal bits");
+  else
+    std::snprintf(b, sizeof b, "max %" PRIu64 " ulp, %.2g abs", max_ulp,
+                  max_abs);
+  *detail = b;
+  if (const uint32_t *taps = op.tap_indices()) {
+    // simdpool numbers a window's taps row-major (kh_i * kernel_w + kw_i);
+    // count the differences in that convention and in the column-major one.
+    const uint8_t *ref = static_cast<const uint8_t *>(ws.ref_idx.data());
+    size_t diff = 0, diff_cm = 0;
+    for (size_t i = 0; i < ws.out; i++) {
+      const size_t t = ref[i], kh_i = t / ws.g.kw, kw_i = t % ws.g.kw;
+      diff += taps[i] != t;
+      diff_cm += taps[i] != kw_i * ws.g.kh + kh_i;
+    }
+    if (!diff)
+      *detail += ", argmax indices equal";
+    else if (!diff_cm)
+      *detail += ", argmax indices equal once read column-major "
+                 "(kw_i * kernel_h + kh_i)";
+    else
+      return std::to_string(diff) + " argmax indices differ";
+  }
+  return "";
+}
+
+// The workspace of (case, op, layout): reused while the group's benchmarks
+// run, rebuilt (and the previous one freed) when the group changes.
+Workspace &workspace_for(const Case &cs, const OpVariant &op,
+                         simdpool_layout layout) {
+  const std::string key =
+      cs.name + "/" + op.name + "/" + std::string(layout_name(layout));
+  if (g_ws && g_ws->key == key)
+    return *g_ws;
+  g_ws.reset();
+  g_ws.reset(new Workspace());
+  Workspace &ws = *g_ws;
+  ws.key = key;
+  ws.cs = &cs;
+  ws.op = op;
+  ws.layout = layout;
+  if (!resolve(cs, op, layout, &ws.g, &ws.error))
+    return ws;
+  const sp_geom &g = ws.g;
+  ws.in = g.n * g.c * g.h * g.w;
+  ws.out = g.n * g.c * g.oh * g.ow;
+  const size_t isz = index_size(op.index_type);
+  ws.x.reset(ws.in * sizeof(float));
+  ws.dx.reset(ws.in * sizeof(float));
+  ws.y.reset(ws.out * sizeof(float));
+  ws.dy.reset(ws.out * sizeof(float));
+  if (isz) {
+    ws.idx.reset(ws.out * isz);
+    ws.ref_idx.reset(ws.out * isz);
+  }
+  fill_random(ws.x.f(), ws.in, seed_of(cs.name));
+  fill_random(ws.dy.f(), ws.out, seed_of(cs.name) + 1);
+
+  // The scalar reference through the public API.
+  simdpool_desc d = make_desc(cs, op, layout, SIMDPOOL_ISA_SCALAR);
+  simdpool_plan *plan = nullptr;
+  if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK) {
+    ws.error = std::string("scalar plan: ") + simdpool_last_error();
+    return ws;
+  }
+  simdpool_status st = SIMDPOOL_OK;
+  if (op.call == Call::Forward) {
+    ws.ref_out.reset(ws.out * sizeof(float));
+    st = simdpool_forward(plan, ws.x.f(), ws.ref_out.f(),
+                          isz ? ws.ref_idx.data() : nullptr);
+  } else {
+    ws.ref_out.reset(ws.in * sizeof(float));
+    if (op.call == Call::BackwardIdx) // indices of the forward pass
+      st = simdpool_forward(plan, ws.x.f(), ws.y.f(), ws.idx.data());
+    if (st == SIMDPOOL_OK) {
+      std::swap(ws.dx, ws.ref_out);
+      st = run_plan(plan, ws);
+      std::swap(ws.dx, ws.ref_out);
+    }
+  }
+  if (st != SIMDPOOL_OK)
+    ws.error = std::string("scalar reference: ") + simdpool_last_error();
+  simdpool_plan_destroy(plan);
+  return ws;
+}
+
+// ------------------------------------------------------------- references
+
+// Seconds per pass of each reference, measured in this run: key (kind, cold,
+// case byte count).
+std::map<std::tuple<int, bool, size_t>, double> g_ref_seconds;
+Buffer g_hot_src, g_hot_dst, g_arena;
+
+size_t cache_bytes_llc() {
+  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (v <= 0)
+    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return v > 0 ? (size_t)v : (size_t)32 << 20;
+}
+
+// The cold references rotate through an arena much larger than the last-level
+// cache: every pass reads and writes lines not touched for 2 x LLC bytes.
+// --smoke only checks that the code runs: a small arena of 4 windows.
+size_t arena_bytes(size_t window) {
+  if (g_smoke)
+    return std::max(4 * window, (size_t)16 << 20);
+  const size_t max_window = (g_max_ref_bytes + 8192 + 4095) / 4096 * 4096;
+  size_t want =
+      std::max(2 * cache_bytes_llc() + 2 * max_window, (size_t)256 << 20);
+  const long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && psz > 0)
+    want = std::min(want,
+                    std::max((size_t)pages * (size_t)psz / 4, 2 * max_window));
+  return std::max(want, 2 * window);
+}
+
+// Element counts of one reference pass over (about) bytes: copy moves 8 bytes
+// per float, read-4-write-1 20 bytes per output float; whole 64-byte lines.
+size_t ref_count(RefKind k, size_t bytes) {
+  const size_t per = k == RefKind::Copy ? 8 : 20;
+  return std::max<size_t>(16, bytes / per / 16 * 16);
+}
+
+size_t ref_moved(RefKind k, size_t n) {
+  return n * (k == RefKind::Copy ? 8 : 20);
+}
+
+void ref_pass(RefKind k, float *dst, const float *src, size_t n) {
+  if (k == RefKind::Copy)
+    roof_copy(dst, src, n);
+  else
+    roof_r4w1(dst, src, n);
+}
+
+void prepare_hot(RefKind k, size_t n) {
+  g_hot_src.ensure(n * (k == RefKind::Copy ? 4 : 16));
+  g_hot_dst.ensure(n * 4);
+}
+
+// Hot reference time per pass for bytes, measured now when the registered
+// reference did not run (filtered out, or a kernel-direct byte count).
+double ref_seconds(RefKind k, size_t bytes) {
+  auto it = g_ref_seconds.find(std::make_tuple((int)k, false, bytes));
+  if (it != g_ref_seconds.end())
+    return it->second;
+  const size_t n = ref_count(k, bytes);
+  prepare_hot(k, n);
+  ref_pass(k, g_hot_dst.f(), g_hot_src.f(), n); // warm
+  double best = 1e30, total = 0;
+  for (int rep = 0; rep < 200 && (rep < 5 || total < 0.02); rep++) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ref_pass(k, g_hot_dst.f(), g_hot_src.f(), n);
+    benchmark::ClobberMemory();
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    best = std::min(best, t);
+    total += t;
+  }
+  // Scale to the nominal byte count (the pass moved whole lines only).
+  const double s = best * (double)bytes / (double)ref_moved(k, n);
+  g_ref_seconds[std::make_tuple((int)k, false, bytes)] = s;
+  return s;
+}
+
+// ------------------------------------------------------------- bodies
+
+void fail(benchmark::State &st, const Spec &s, const std::string &msg) {
+  std::fprintf(stderr, "simdpool_bench: %s: %s\n", s.name.c_str(), msg.c_str());
+  g_failures++;
+  st.SkipWithError(msg.c_str());
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Runs the benchmark loop, timing every pass; returns the fastest pass in
+// seconds. Google Benchmark reports the mean; the fastest pass is the
+// estimate least disturbed by other work on a shared machine, and the one the
+// ratios (pct_copy, the summary's table) use on both sides.
+template <class Pass> double timed_loop(benchmark::State &st, Pass &&pass) {
+  double best = HUGE_VAL;
+  for (auto _ : st) {
+    const auto t0 = Clock::now();
+    pass();
+    benchmark::ClobberMemory();
+    best = std::min(best,
+                    std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return best;
+}
+
+// Counters of every timed pass: bytes per pass, mean GB/s, fastest pass.
+void set_counters(benchmark::State &st, size_t bytes, double best) {
+  st.SetBytesProcessed((int64_t)bytes * (int64_t)st.iterations());
+  st.counters["bytes"] = benchmark::Counter((double)bytes);
+  st.counters["GB/s"] = benchmark::Counter(
+      (double)bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  if (best > 0 && best < HUGE_VAL) {
+    st.counters["best_us"] = benchmark::Counter(best * 1e6);
+    st.counters["best_GB/s"] = benchmark::Counter((double)bytes / best / 1e9);
+  }
+}
+
+// Counters of a pool pass, with its share of the references' rates (fastest
+// pass against fastest pass, same byte count).
+void finish(benchmark::State &st, const Spec &s, double best) {
+  set_counters(st, s.bytes, best);
+  if (best > 0 && best < HUGE_VAL) {
+    st.counters["pct_copy"] =
+        100.0 * ref_seconds(RefKind::Copy, s.bytes) / best;
+    st.counters["pct_r4w1"] =
+        100.0 * ref_seconds(RefKind::R4W1, s.bytes) / best;
+  }
+}
+
+void bm_ref(benchmark::State &st, Spec *s) {
+  const size_t n = ref_count(s->ref, s->bytes);
+  const size_t moved = ref_moved(s->ref, n);
+  float *src = nullptr, *dst = nullptr;
+  size_t windows = 1, window = 0, dst_off = 0;
+  if (s->cold) {
+    const size_t src_bytes = n * (s->ref == RefKind::Copy ? 4 : 16);
+    dst_off = (src_bytes + 4095) / 4096 * 4096;
+    window = (dst_off + n * 4 + 4095) / 4096 * 4096;
+    if (g_arena.bytes() < arena_bytes(window))
+      g_arena.reset(arena_bytes(window));
+    windows = std::max<size_t>(1, g_arena.bytes() / window);
+  } else {
+    prepare_hot(s->ref, n);
+    src = g_hot_src.f();
+    dst = g_hot_dst.f();
+  }
+  size_t w = 0;
+  const double best = timed_loop(st, [&] {
+    if (s->cold) { // the next window of the arena
+      char *base = static_cast<char *>(g_arena.data()) + w * window;
+      src = reinterpret_cast<float *>(base);
+      dst = reinterpret_cast<float *>(base + dst_off);
+      w = w + 1 == windows ? 0 : w + 1;
+    }
+    ref_pass(s->ref, dst, src, n);
+  });
+  if (best < HUGE_VAL) { // per nominal byte count (the pass moved whole lines)
+    const auto key = std::make_tuple((int)s->ref, s->cold, s->bytes);
+    const double per = best * (double)s->bytes / (double)moved;
+    auto it = g_ref_seconds.find(key);
+    g_ref_seconds[key] =
+        it == g_ref_seconds.end() ? per : std::min(it->second, per);
+  }
+  set_counters(st, moved, best);
+  if (s->cold)
+    st.SetLabel("arena " + std::to_string(g_arena.bytes() >> 20) + " MiB, " +
+                roof_isa());
+  else
+    st.SetLabel(roof_isa());
+}
+
+struct PlanGuard {
+  simdpool_plan *p = nullptr;
+  ~PlanGuard() { simdpool_plan_destroy(p); }
+};
+
+void bm_plan(benchmark::State &st, Spec *s) {
+  if (!sp_cpu_runs(s->isa)) {
+    st.SkipWithError((std::string("skipped: this CPU cannot run ") +
+                      isa_name(s->isa) + " kernels")
+                         .c_str());
+    return;
+  }
+  Workspace &ws = workspace_for(*s->cs, s->op, s->layout);
+  if (!ws.error.empty())
+    return fail(st, *s, ws.error);
+  const simdpool_desc d = make_desc(*s->cs, s->op, s->layout, s->isa);
+  PlanGuard plan;
+  if (simdpool_plan_create(&d, &plan.p) != SIMDPOOL_OK)
+    return fail(st, *s, std::string("plan: ") + simdpool_last_error());
+  const sp_kernel_entry *ran = plan.p->kernel[kernel_op(s->op.call)];
+  if (ran != s->entry)
+    return fail(st, *s,
+                std::string("the plan runs ") + (ran ? ran->name : "nothing") +
+                    ", the bench expected " + s->entry->name);
+  if (!s->verified) {
+    poison_outputs(ws);
+    if (run_plan(plan.p, ws) != SIMDPOOL_OK)
+      return fail(st, *s, std::string("run: ") + simdpool_last_error());
+    const std::string diff = compare_exact(ws);
+    if (!diff.empty())
+      return fail(st, *s, "wrong result: " + diff);
+    s->verified = true;
+  }
+  finish(st, *s, timed_loop(st, [&] { run_plan(plan.p, ws); }));
+  st.SetLabel(s->entry->name);
+}
+
+void bm_kernel(benchmark::State &st, Spec *s) {
+  if (!sp_cpu_runs(s->isa)) {
+    st.SkipWithError((std::string("skipped: this CPU cannot run ") +
+                      isa_name(s->isa) + " kernels")
+                         .c_str());
+    return;
+  }
+  Workspace &ws = workspace_for(*s->cs, s->op, s->layout);
+  if (!ws.error.empty())
+    return fail(st, *s, ws.error);
+  if (!s->verified) {
+    poison_outputs(ws);
+    run_kernel(*s->entry, ws);
+    const std::string diff = compare_exact(ws);
+    if (!diff.empty())
+      return fail(st, *s, "wrong result: " + diff);
+    s->verified = true;
+  }
+  finish(st, *s, timed_loop(st, [&] { run_kernel(*s->entry, ws); }));
+  st.SetLabel(std::string("direct call, ") + shape_name(s->entry->shape) +
+              " kernel");
+}
+
+void bm_peer(benchmark::State &st, Spec *s) {
+  Workspace &ws = workspace_for(*s->cs, s->op, s->layout);
+  if (!ws.error.empty())
+    return fail(st, *s, ws.error);
+  std::unique_ptr<PeerOp> &op = ws.peer_ops[s->peer];
+  std::string &perr = ws.peer_error[s->peer];
+  if (!op && perr.empty()) {
+    // Created once per workspace; verified against the scalar reference
+    // before it is timed.
+    poison_outputs(ws);
+    PeerIO io;
+    io.x = ws.x.f();
+    io.dy = ws.dy.f();
+    io.y = ws.y.f();
+    io.dx = ws.dx.f();
+    std::string err;
+    op = make_peer(s->peer, *s->cs, s->op, s->layout, ws.g, io, &err);
+    std::string detail;
+    if (!op)
+      perr = err.empty() ? "cannot create the operator" : err;
+    else if (!op->run(&err))
+      perr = err;
+    else if (!(err = compare_peer(ws, *op, &detail)).empty())
+      perr = "differs from simdpool: " + err;
+    if (!perr.empty())
+      op.reset();
+    else
+      ws.peer_label[s->peer] = op->impl() + "; " + detail;
+  }
+  if (!op)
+    return fail(st, *s, perr);
+  PeerOp *peer = op.get();
+  finish(st, *s, timed_loop(st, [peer] { peer->run(nullptr); }));
+  st.SetLabel(ws.peer_label[s->peer]);
+}
+
+void register_specs() {
+  for (Spec &s : g_specs) {
+    Spec *p = &s;
+    benchmark::internal::Benchmark *b = nullptr;
+    switch (s.kind) {
+    case Kind::Plan:
+      b = benchmark::RegisterBenchmark(
+          s.name.c_str(), [p](benchmark::State &st) { bm_plan(st, p); });
+      break;
+    case Kind::Kernel:
+      b = benchmark::RegisterBenchmark(
+          s.name.c_str(), [p](benchmark::State &st) { bm_kernel(st, p); });
+      break;
+    case Kind::Ref:
+      b = benchmark::RegisterBenchmark(
+          s.name.c_str(), [p](benchmark::State &st) { bm_ref(st, p); });
+      break;
+    case Kind::Peer:
+      b = benchmark::RegisterBenchmark(
+          s.name.c_str(), [p](benchmark::State &st) { bm_peer(st, p); });
+      break;
+    }
+    b->UseRealTime()->Unit(benchmark::kMicrosecond);
+    if (g_smoke)
+      b->Iterations(1);
+  }
+}
+
+std::string built_isas(bool runnable_only) {
+  std::string s;
+  for (int i = SIMDPOOL_ISA_SCALAR; isa_of_interest(i); i++) {
+    const simdpool_isa isa = (simdpool_isa)i;
+    const bool ok = runnable_only ? sp_cpu_runs(isa) != 0 : sp_isa_built(isa);
+    if (ok)
+      s += std::string(s.empty() ? "" : ",") + isa_name(isa);
+  }
+  return s;
+}
+
+} // namespace
+} // namespace spbench
+
+int main(int argc, char **argv) {
+  using namespace spbench;
+  bool list = false, user_filter = false;
+  std::vector<char *> args{argv[0]};
+  for (int i = 1; i < argc; i++) {
+    if (!std::strcmp(argv[i], "--smoke"))
+      g_smoke = true;
+    else if (!std::strcmp(argv[i], "--list-kernels"))
+      list = true;
+    else if (!std::strcmp(argv[i], "--all-kernels"))
+      g_all_kernels = true;
+    else {
+      if (!std::strncmp(argv[i], "--benchmark_filter", 18))
+        user_filter = true;
+      args.push_back(argv[i]);
+    }
+  }
+  const std::string peers = peers_init();
+  build_specs();
+  if (list)
+    return check_coverage(stdout, true) ? 0 : 1;
+  // The coverage line goes to stderr so that JSON on stdout stays clean.
+  const bool covered = check_coverage(stderr, false);
+
+  register_specs();
+  int ac = (int)args.size();
+  args.push_back(nullptr);
+  benchmark::Initialize(&ac, args.data());
+  if (benchmark::ReportUnrecognizedArguments(ac, args.data()))
+    return 1;
+  if (g_smoke && !user_filter)
+    benchmark::SetBenchmarkFilter(kSmokeFilter);
+  benchmark::AddCustomContext("simdpool_version", simdpool_version());
+  benchmark::AddCustomContext("simdpool_isas_built", built_isas(false));
+  benchmark::AddCustomContext("cpu_runs", built_isas(true));
+  {
+    simdpool_desc d;
+    simdpool_desc_init(&d, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+    simdpool_plan *p = nullptr;
+    if (simdpool_plan_create(&d, &p) == SIMDPOOL_OK)
+      benchmark::AddCustomContext("auto_isa", isa_name(simdpool_plan_isa(p)));
+    simdpool_plan_destroy(p);
+  }
+  benchmark::AddCustomContext("llc_bytes", std::to_string(cache_bytes_llc()));
+  benchmark::AddCustomContext("cold_arena_bytes",
+                              g_smoke ? "small (smoke)"
+                                      : std::to_string(arena_bytes(0)));
+  benchmark::AddCustomContext("roofline_isa", roof_isa());
+  benchmark::AddCustomContext("peers", peers);
+  benchmark::AddCustomContext("mode", g_smoke ? "smoke" : "full");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!covered) {
+    std::fprintf(stderr, "simdpool_bench: FAIL: registry kernels without a "
+                         "benchmark (see --list-kernels)\n");
+    return 1;
+  }
+  if (g_failures) {
+    std::fprintf(stderr,
+                 "simdpool_bench: FAIL: %d benchmark(s) with wrong "
+                 "results or errors\n",
+                 g_failures);
+    return 1;
+  }
+  return 0;
+}

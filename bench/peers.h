@@ -1,0 +1,62 @@
+// peers.h — other pooling libraries timed on the same cases in the same run
+// (built with -Dpeers=enabled): oneDNN (NCHW and NHWC) and XNNPACK (NHWC).
+#ifndef SPBENCH_PEERS_H
+#define SPBENCH_PEERS_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "suite.h"
+
+namespace spbench {
+
+enum class Peer { OneDNN, XNNPACK };
+
+const char *peer_name(Peer p); // "onednn", "xnnpack"
+
+// The peers compiled into this binary.
+std::vector<Peer> peers_built();
+
+// One-time set-up before any peer runs: single-threaded execution (oneDNN's
+// OpenMP runtime limited to one thread, XNNPACK without a thread pool) and
+// library initialisation. Returns a line describing the peers' versions.
+std::string peers_init();
+
+// Does peer p implement (case, op, layout) with simdpool's semantics? When it
+// does not, *why says what differs (shown by --list-kernels).
+bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
+                   simdpool_layout layout, std::string *why);
+
+// The tensors a peer reads and writes: the bench's buffers, in the layout of
+// the case. Outputs (y, dx) are where simdpool's own results are compared.
+struct PeerIO {
+  const float *x = nullptr;
+  const float *dy = nullptr;
+  float *y = nullptr;
+  float *dx = nullptr;
+};
+
+// A peer's operator (primitive) for one (case, op, layout), created once; run()
+// executes one pass. Operators that need state from a forward pass (oneDNN's
+// max-pooling workspace) compute it at creation.
+class PeerOp {
+public:
+  virtual ~PeerOp() = default;
+  // One pass; false with *err on failure.
+  virtual bool run(std::string *err) = 0;
+  // What the peer ran (implementation name), for the benchmark's label.
+  virtual std::string impl() const = 0;
+  // Argmax outputs as tap numbers (kh_i * kernel_w + kw_i), when the peer
+  // writes them in that convention (XNNPACK's argmax); else nullptr.
+  virtual const uint32_t *tap_indices() const { return nullptr; }
+};
+
+std::unique_ptr<PeerOp> make_peer(Peer p, const Case &cs, const OpVariant &op,
+                                  simdpool_layout layout, const sp_geom &g,
+                                  const PeerIO &io, std::string *err);
+
+} // namespace spbench
+
+#endif

@@ -1,0 +1,254 @@
+// suite.cc — the shape list of issue #3 and the shape/byte arithmetic of
+// each (case, op, layout).
+#include "suite.h"
+
+namespace spbench {
+
+OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx) {
+  OpVariant op;
+  op.method = m;
+  op.call = call;
+  op.index_type = idx;
+  op.name = method_name(m);
+  op.name += call == Call::Forward ? "_fwd" : "_bwd";
+  if (idx != SIMDPOOL_INDEX_NONE) {
+    op.name += "_";
+    op.name += index_suffix(idx);
+  }
+  return op;
+}
+
+namespace {
+
+Case pool2d(const char *name, const char *note, simdpool_method m, size_t n,
+            size_t c, size_t hw, size_t k, size_t s, size_t pad) {
+  Case cs;
+  cs.name = name;
+  cs.note = note;
+  cs.method = m;
+  cs.n = n;
+  cs.c = c;
+  cs.h = cs.w = hw;
+  cs.kh = cs.kw = k;
+  cs.sh = cs.sw = s;
+  cs.pad = pad;
+  return cs;
+}
+
+std::vector<Case> build_suite() {
+  const simdpool_index_type none = SIMDPOOL_INDEX_NONE, u8 = SIMDPOOL_INDEX_U8,
+                            i64 = SIMDPOOL_INDEX_I64;
+  const Call fwd = Call::Forward, bwd = Call::BackwardX,
+             bwd_idx = Call::BackwardIdx;
+  const simdpool_method MAX = SIMDPOOL_MAX, AVG = SIMDPOOL_AVG,
+                        LP = SIMDPOOL_LP;
+  std::vector<Case> s;
+
+  Case vgg =
+      pool2d("vgg_max2", "VGG pool1, max 2x2/s2", MAX, 1, 64, 224, 2, 2, 0);
+  vgg.ops = {make_op(MAX, fwd, none),   make_op(MAX, fwd, u8),
+             make_op(MAX, fwd, i64),    make_op(MAX, bwd, none),
+             make_op(MAX, bwd_idx, u8), make_op(MAX, bwd_idx, i64)};
+  s.push_back(vgg);
+
+  Case batch = pool2d("batch_max2", "batch 16, max 2x2/s2, out of cache", MAX,
+                      16, 64, 112, 2, 2, 0);
+  batch.ops = {make_op(MAX, fwd, none), make_op(MAX, bwd, none),
+               make_op(MAX, bwd_idx, u8)};
+  s.push_back(batch);
+
+  Case stem = pool2d("stem_max3", "ResNet stem, max 3x3/s2/pad 1", MAX, 1, 64,
+                     112, 3, 2, 1);
+  stem.ops = {make_op(MAX, fwd, none), make_op(MAX, bwd, none),
+              make_op(MAX, bwd_idx, u8)};
+  s.push_back(stem);
+
+  Case small =
+      pool2d("small_max2", "max 2x2/s2, fits L2", MAX, 1, 32, 56, 2, 2, 0);
+  small.ops = {make_op(MAX, fwd, none)};
+  s.push_back(small);
+
+  Case incep = pool2d("incep_avg3", "Inception, avg 3x3/s1/pad 1, pad excluded",
+                      AVG, 1, 192, 28, 3, 1, 1);
+  incep.count_include_pad = 0;
+  incep.ops = {make_op(AVG, fwd, none)};
+  s.push_back(incep);
+
+  Case vgga = pool2d("vgg_avg2", "avg 2x2/s2", AVG, 1, 64, 224, 2, 2, 0);
+  vgga.ops = {make_op(AVG, fwd, none), make_op(AVG, bwd, none)};
+  s.push_back(vgga);
+
+  Case gap = pool2d("gap_avg7", "ResNet-50 head, global average 7x7", AVG, 1,
+                    2048, 7, 7, 7, 0);
+  gap.ops = {make_op(AVG, fwd, none)};
+  s.push_back(gap);
+
+  Case lp = pool2d("lp2_2", "LP p=2, 2x2/s2", LP, 1, 64, 112, 2, 2, 0);
+  lp.p = 2.0f;
+  lp.ops = {make_op(LP, fwd, none)};
+  s.push_back(lp);
+  return s;
+}
+
+} // namespace
+
+const std::vector<Case> &suite() {
+  static const std::vector<Case> s = build_suite();
+  return s;
+}
+
+bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
+  Case cs;
+  switch (shape) {
+  case SP_SHAPE_2X2S2:
+    cs = pool2d("syn_2x2s2", "generated: 2x2/s2", m, 1, 64, 112, 2, 2, 0);
+    break;
+  case SP_SHAPE_3X3S2P1:
+    cs = pool2d("syn_3x3s2p1", "generated: 3x3/s2/pad 1", m, 1, 64, 112, 3, 2,
+                1);
+    break;
+  case SP_SHAPE_3X3S1:
+    cs = pool2d("syn_3x3s1", "generated: 3x3/s1/pad 1", m, 1, 64, 56, 3, 1, 1);
+    break;
+  case SP_SHAPE_GLOBAL:
+    cs = pool2d("syn_global", "generated: global 7x7", m, 1, 512, 7, 7, 7, 0);
+    break;
+  case SP_SHAPE_GENERAL:
+    cs = pool2d("syn_general", "generated: 3x3/s2", m, 1, 64, 56, 3, 2, 0);
+    break;
+  default:
+    return false;
+  }
+  cs.name += "_";
+  cs.name += method_name(m);
+  cs.synthetic = true;
+  *out = cs;
+  return true;
+}
+
+simdpool_desc make_desc(const Case &cs, const OpVariant &op,
+                        simdpool_layout layout, simdpool_isa isa) {
+  simdpool_desc d;
+  simdpool_desc_init(&d, op.method, layout, cs.n, cs.c, cs.h, cs.w, cs.kh,
+                     cs.kw);
+  d.stride_h = cs.sh;
+  d.stride_w = cs.sw;
+  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = cs.pad;
+  d.count_include_pad = cs.count_include_pad;
+  d.p = cs.p;
+  d.index_type = op.index_type;
+  d.isa = isa;
+  return d;
+}
+
+bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
+             sp_geom *g, std::string *err) {
+  const simdpool_desc d = make_desc(cs, op, layout, SIMDPOOL_ISA_SCALAR);
+  if (sp_resolve_geom(&d, g) != SIMDPOOL_OK) {
+    if (err)
+      *err = simdpool_last_error();
+    return false;
+  }
+  return true;
+}
+
+size_t pass_bytes(const sp_geom &g, const OpVariant &op) {
+  const size_t f = sizeof(float);
+  const size_t in = g.n * g.c * g.h * g.w, out = g.n * g.c * g.oh * g.ow;
+  const size_t idx = out * index_size(op.index_type);
+  switch (op.call) {
+  case Call::Forward: // read x, write y (+ indices)
+    return in * f + out * f + idx;
+  case Call::BackwardX: // read dy (+ x for MAX and LP), write dx
+    return out * f + (op.method == SIMDPOOL_AVG ? 0 : in * f) + in * f;
+  case Call::BackwardIdx: // read dy and indices, write dx
+    return out * f + idx + in * f;
+  }
+  return 0;
+}
+
+sp_op kernel_op(Call call) {
+  switch (call) {
+  case Call::Forward:
+    return SP_OP_FWD;
+  case Call::BackwardX:
+    return SP_OP_BWD;
+  case Call::BackwardIdx:
+    return SP_OP_BWD_IDX;
+  }
+  return SP_OP_FWD;
+}
+
+size_t index_size(simdpool_index_type t) {
+  switch (t) {
+  case SIMDPOOL_INDEX_I32:
+    return 4;
+  case SIMDPOOL_INDEX_I64:
+    return 8;
+  case SIMDPOOL_INDEX_U8:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+const char *index_suffix(simdpool_index_type t) {
+  switch (t) {
+  case SIMDPOOL_INDEX_I32:
+    return "i32";
+  case SIMDPOOL_INDEX_I64:
+    return "i64";
+  case SIMDPOOL_INDEX_U8:
+    return "u8";
+  default:
+    return "";
+  }
+}
+
+const char *layout_name(simdpool_layout l) {
+  return l == SIMDPOOL_NCHW ? "nchw" : "nhwc";
+}
+
+const char *method_name(simdpool_method m) {
+  switch (m) {
+  case SIMDPOOL_MAX:
+    return "max";
+  case SIMDPOOL_AVG:
+    return "avg";
+  case SIMDPOOL_LP:
+    return "lp";
+  }
+  return "?";
+}
+
+const char *op_kind_name(sp_op op) {
+  switch (op) {
+  case SP_OP_FWD:
+    return "fwd";
+  case SP_OP_BWD:
+    return "bwd";
+  case SP_OP_BWD_IDX:
+    return "bwd_idx";
+  default:
+    return "?";
+  }
+}
+
+const char *shape_name(sp_shape s) {
+  switch (s) {
+  case SP_SHAPE_GENERAL:
+    return "general";
+  case SP_SHAPE_2X2S2:
+    return "2x2s2";
+  case SP_SHAPE_3X3S2P1:
+    return "3x3s2p1";
+  case SP_SHAPE_3X3S1:
+    return "3x3s1";
+  case SP_SHAPE_GLOBAL:
+    return "global";
+  default:
+    return "?";
+  }
+}
+
+} // namespace spbench

@@ -1,0 +1,80 @@
+// suite.h — the bench's shape list and op variants: how each (case, op,
+// layout) becomes a simdpool_desc, a resolved geometry and a byte count.
+#ifndef SPBENCH_SUITE_H
+#define SPBENCH_SUITE_H
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "internal.h"
+}
+
+namespace spbench {
+
+// Which public call a benchmark times.
+enum class Call {
+  Forward,     // simdpool_forward (with indices when the op has an index type)
+  BackwardX,   // simdpool_backward without indices (MAX recomputes from x)
+  BackwardIdx, // simdpool_backward from the indices of a forward pass
+};
+
+// One timed operation on a case: e.g. "max_fwd_u8" = MAX forward writing U8
+// indices, "max_bwd" = MAX backward recomputing winners from x.
+struct OpVariant {
+  std::string name;
+  simdpool_method method = SIMDPOOL_MAX;
+  Call call = Call::Forward;
+  simdpool_index_type index_type = SIMDPOOL_INDEX_NONE;
+};
+
+// One shape of the suite (f32). Global pooling sets kernel = h x w.
+struct Case {
+  std::string name;
+  std::string note; // shown in the summary: what the case stands for
+  simdpool_method method = SIMDPOOL_MAX;
+  size_t n = 1, c = 1, h = 1, w = 1;
+  size_t kh = 1, kw = 1, sh = 1, sw = 1, pad = 0;
+  int count_include_pad = 1;
+  float p = 2.0f;
+  std::vector<OpVariant> ops; // timed in both layouts
+  bool synthetic = false;     // generated for a kernel no suite case picks
+};
+
+// Builds an op variant and its name: <method>_<fwd|bwd>[_<index type>].
+OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx);
+
+// The shape list of issue #3, in registration order.
+const std::vector<Case> &suite();
+
+// A case generated for a kernel class no suite case reaches (method m,
+// shape class s); false when the bench knows no geometry for s.
+bool synthetic_case(simdpool_method m, sp_shape s, Case *out);
+
+// The descriptor of (case, op, layout), forced to isa.
+simdpool_desc make_desc(const Case &cs, const OpVariant &op,
+                        simdpool_layout layout, simdpool_isa isa);
+
+// Resolved geometry of (case, op, layout); false (with the library's error
+// text in *err) when the library rejects it.
+bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
+             sp_geom *g, std::string *err);
+
+// The bytes one pass must move: every tensor read once plus every tensor
+// written once (x, y, dy, dx, indices as the call needs them).
+size_t pass_bytes(const sp_geom &g, const OpVariant &op);
+
+// The registry op a call runs.
+sp_op kernel_op(Call call);
+
+size_t index_size(simdpool_index_type t);        // bytes per index, 0 for NONE
+const char *index_suffix(simdpool_index_type t); // "", "i32", "i64", "u8"
+const char *layout_name(simdpool_layout l);      // "nchw", "nhwc"
+const char *method_name(simdpool_method m);      // "max", "avg", "lp"
+const char *op_kind_name(sp_op op);              // "fwd", "bwd", "bwd_idx"
+const char *shape_name(sp_shape s);              // "general", "2x2s2", ...
+
+} // namespace spbench
+
+#endif

@@ -1,0 +1,553 @@
+#!/usr/bin/env python3
+"""summary.py — runs simdpool_bench once and summarises it: a table per case and layout
+(scalar time, best variant, speedup vs scalar, GB/s, % of the copy and read-4-write-1
+references of the same byte count, peer ratios), the raw Google Benchmark JSON and a PNG
+chart of GB/s per case and variant next to the copy bandwidth.
+
+    python3 bench/summary.py BUILDDIR            # e.g. build-release; writes BUILDDIR/bench-results
+    python3 bench/summary.py --bench EXE --out DIR [--min-time 0.05] [--filter REGEX]
+    python3 bench/summary.py --json FILE         # summarise an existing JSON, no run
+
+Every ratio comes from one run on one machine; nothing is compared with a fixed threshold.
+Exit status: 0 when the bench ran and every simdpool variant returned the scalar reference's
+bits; 1 otherwise (the table is still printed); 2 when the chart could not be drawn (no
+gnuplot and no matplotlib) in a full run.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ISAS = ["scalar", "sse41", "avx2", "avx512", "neon"]
+PEERS = ["onednn", "xnnpack"]
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("builddir", nargs="?", help="Meson build directory (has bench/simdpool_bench)")
+    ap.add_argument("--bench", help="path of simdpool_bench (default BUILDDIR/bench/simdpool_bench)")
+    ap.add_argument("--out", help="output directory (default BUILDDIR/bench-results)")
+    ap.add_argument("--min-time", default="0.1",
+                    help="--benchmark_min_time per benchmark, seconds (default 0.1)")
+    ap.add_argument("--filter", help="--benchmark_filter regex (default: everything)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one iteration of a few cases (checks the pipeline, not speed)")
+    ap.add_argument("--no-chart", action="store_true", help="do not draw the PNG")
+    ap.add_argument("--json", help="summarise this Google Benchmark JSON instead of running")
+    return ap.parse_args()
+
+
+# ----------------------------------------------------------------------------- running
+
+def run_bench(exe, out_dir, args):
+    json_path = os.path.join(out_dir, "bench.json")
+    log_path = os.path.join(out_dir, "bench.log")
+    extra = []
+    if args.smoke:
+        extra.append("--smoke")
+    else:
+        extra.append("--benchmark_min_time=%s" % args.min_time)
+    if args.filter:
+        extra.append("--benchmark_filter=%s" % args.filter)
+    listed = subprocess.run([exe, "--benchmark_list_tests=true"] + extra,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    total = len([l for l in listed.stdout.splitlines() if l.strip()])
+    cmd = [exe, "--benchmark_out=%s" % json_path, "--benchmark_out_format=json",
+           "--benchmark_format=console", "--benchmark_color=false"] + extra
+    print("running %d benchmarks: %s" % (total, " ".join(cmd)), flush=True)
+    start = time.time()
+    done, last_case = 0, None
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True, bufsize=1)
+        for line in proc.stdout:
+            log.write(line)
+            m = re.match(r"^(\S+/\S+/\S+/\S+?)(/iterations:\d+)?(/real_time)?\s", line)
+            if not m:
+                if line.startswith("simdpool_bench:"):
+                    print("  " + line.rstrip(), flush=True)
+                continue
+            done += 1
+            parts = m.group(1).split("/")
+            case = parts[2].split(".")[0] if parts[0] in ("copy", "r4w1") else parts[2]
+            if parts[0] == "kernel":
+                case = "kernel-direct"
+            if case != last_case:
+                print("  [%3d/%d] %-14s %5.1f s" % (done, total, case, time.time() - start),
+                      flush=True)
+                last_case = case
+        rc = proc.wait()
+    elapsed = time.time() - start
+    print("bench finished in %.1f s (exit %d); console log %s" % (elapsed, rc, log_path),
+          flush=True)
+    return json_path, rc, elapsed
+
+
+# ----------------------------------------------------------------------------- parsing
+
+def to_seconds(t, unit):
+    return t * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
+
+
+def load(json_path):
+    with open(json_path) as f:
+        data = json.load(f)
+    results = {}
+    order = []
+    for b in data.get("benchmarks", []):
+        if b.get("run_type", "iteration") != "iteration":
+            continue
+        parts = b["name"].split("/")[:4]
+        if len(parts) < 4:
+            continue
+        key = tuple(parts)
+        r = {
+            "name": "/".join(parts),
+            "error": b.get("error_message") if b.get("error_occurred") else None,
+            "label": b.get("label", ""),
+            "bytes": b.get("bytes"),
+            "pct_copy": b.get("pct_copy"),  # the bench's own (measured on the spot if needed)
+        }
+        if not r["error"]:
+            # The fastest pass (the bench's best_us counter) on both sides of every ratio;
+            # Google Benchmark's mean stays in the JSON as real_time.
+            r["mean_sec"] = to_seconds(b["real_time"], b["time_unit"])
+            r["sec"] = b["best_us"] * 1e-6 if b.get("best_us") else r["mean_sec"]
+            r["gbps"] = (r["bytes"] / r["sec"] / 1e9) if r["bytes"] and r["sec"] > 0 else None
+        if key not in results:
+            order.append(key)
+        results[key] = r  # repetitions: the last one wins
+    return data.get("context", {}), results, order
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s >= 1.0:
+        return "%.2f s" % s
+    if s >= 1e-3:
+        return "%.2f ms" % (s * 1e3)
+    return "%.1f us" % (s * 1e6)
+
+
+def fmt_bytes(b):
+    if b >= 1 << 20:
+        return "%.1f MiB" % (b / (1 << 20))
+    return "%.0f KiB" % (b / 1024)
+
+
+def table(headers, rows, aligns=None):
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+    aligns = aligns or ["<"] * len(headers)
+    fmt = "  ".join("{:%s%d}" % (a, w) for a, w in zip(aligns, widths))
+    lines = [fmt.format(*headers), "  ".join("-" * w for w in widths)]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+class Summary:
+    def __init__(self, context, results, order):
+        self.ctx, self.res, self.order = context, results, order
+        self.failures = []   # simdpool variants with wrong results or unexpected errors
+        self.notes = []      # skipped variants, peer differences
+        self.groups = []     # (op, case, layout) in run order
+        self.isas = []       # simdpool ISAs that produced results
+        self.peers = []      # peers that appear
+        seen = set()
+        for key in order:
+            op, layout, case, who = key
+            r = results[key]
+            if op in ("copy", "r4w1") or op == "kernel":
+                if r["error"]:
+                    self.failures.append("%s: %s" % (r["name"], r["error"]))
+                continue
+            g = (op, case, layout)
+            if g not in seen:
+                seen.add(g)
+                self.groups.append(g)
+            if r["error"]:
+                if r["error"].startswith("skipped:"):
+                    self.notes.append("%s: %s" % (r["name"], r["error"]))
+                elif who in PEERS:
+                    self.notes.append("%s: %s" % (r["name"], r["error"]))
+                else:
+                    self.failures.append("%s: %s" % (r["name"], r["error"]))
+                continue
+            if who in ISAS and who not in self.isas:
+                self.isas.append(who)
+            if who in PEERS and who not in self.peers:
+                self.peers.append(who)
+        self.isas.sort(key=ISAS.index)
+        self.peers.sort(key=PEERS.index)
+
+    def get(self, op, layout, case, who):
+        r = self.res.get((op, layout, case, who))
+        return r if r and not r["error"] else None
+
+    def ref(self, kind, temp, case, op):
+        """The reference of (case, op): the faster of its runs before and after the group."""
+        runs = [self.get(kind, temp, "%s.%s" % (case, op), w) for w in ("ref", "ref_after")]
+        runs = [r for r in runs if r]
+        return min(runs, key=lambda r: r["sec"]) if runs else None
+
+    def row(self, g):
+        op, case, layout = g
+        scalar = self.get(op, layout, case, "scalar")
+        variants = [(w, self.get(op, layout, case, w)) for w in self.isas]
+        variants = [(w, r) for w, r in variants if r]
+        best_isa, best = (min(variants, key=lambda v: v[1]["sec"]) if variants
+                          else (None, None))
+        copy = self.ref("copy", "hot", case, op)
+        r4w1 = self.ref("r4w1", "hot", case, op)
+        out = {
+            "op": op, "case": case, "layout": layout,
+            "bytes": (best or scalar or {}).get("bytes"),
+            "scalar": scalar["sec"] if scalar else None,
+            "best_isa": best_isa, "best": best["sec"] if best else None,
+            "gbps": best["gbps"] if best else None,
+            "pct_copy": 100 * best["gbps"] / copy["gbps"] if best and copy else None,
+            "pct_r4w1": 100 * best["gbps"] / r4w1["gbps"] if best and r4w1 else None,
+            "per_isa": {w: r for w, r in variants},
+            "peers": {},
+        }
+        for p in self.peers:
+            pr = self.get(op, layout, case, p)
+            if pr and best:
+                out["peers"][p] = pr["sec"] / best["sec"]
+        return out
+
+    def main_table(self):
+        headers = ["case", "op", "layout", "moves", "scalar", "best", "time", "speedup",
+                   "GB/s", "% copy", "% r4w1"] + ["vs " + p for p in self.peers]
+        rows = []
+        for g in self.groups:
+            r = self.row(g)
+            rows.append([
+                r["case"], r["op"], r["layout"],
+                fmt_bytes(r["bytes"]) if r["bytes"] else "-",
+                fmt_time(r["scalar"]), r["best_isa"] or "-", fmt_time(r["best"]),
+                "%.2fx" % (r["scalar"] / r["best"]) if r["scalar"] and r["best"] else "-",
+                "%.2f" % r["gbps"] if r["gbps"] else "-",
+                "%.0f%%" % r["pct_copy"] if r["pct_copy"] is not None else "-",
+                "%.0f%%" % r["pct_r4w1"] if r["pct_r4w1"] is not None else "-",
+            ] + ["%.2fx" % r["peers"][p] if p in r["peers"] else "-" for p in self.peers])
+        return table(headers, rows, ["<", "<", "<", ">", ">", "<", ">", ">", ">", ">", ">"]
+                     + [">"] * len(self.peers))
+
+    def variant_table(self):
+        """GB/s of every simdpool ISA and peer per case and layout."""
+        headers = ["case", "op", "layout"] + self.isas + self.peers + ["copy", "r4w1"]
+        rows = []
+        for op, case, layout in self.groups:
+            cells = []
+            for w in self.isas + self.peers:
+                r = self.get(op, layout, case, w)
+                cells.append("%.2f" % r["gbps"] if r and r["gbps"] else "-")
+            for kind in ("copy", "r4w1"):
+                r = self.ref(kind, "hot", case, op)
+                cells.append("%.1f" % r["gbps"] if r else "-")
+            rows.append([case, op, layout] + cells)
+        return table(headers, rows, ["<"] * 3 + [">"] * (len(headers) - 3))
+
+    def ref_table(self):
+        rows, seen = [], set()
+        for key in self.order:
+            kind, temp, cname, who = key
+            if kind != "copy" or temp != "hot" or cname in seen:
+                continue
+            seen.add(cname)
+            cells = []
+            case, _, op = cname.partition(".")
+            for k, t in (("copy", "hot"), ("copy", "cold"), ("r4w1", "hot"), ("r4w1", "cold")):
+                r = self.ref(k, t, case, op)
+                cells.append("%.1f" % r["gbps"] if r else "-")
+            b = self.res[key].get("bytes") or 0
+            rows.append([cname, fmt_bytes(b)] + cells)
+        return table(["reference (case.op)", "bytes", "copy hot", "copy cold", "r4w1 hot",
+                      "r4w1 cold"], rows, ["<", ">", ">", ">", ">", ">"])
+
+    def kernel_table(self):
+        rows = []
+        for key in self.order:
+            if key[0] != "kernel":
+                continue
+            r = self.res[key]
+            if r["error"]:
+                rows.append([key[1], key[2], key[3], "ERROR", "-", "-"])
+                continue
+            op_case = key[3]
+            copy = None
+            for k2 in self.order:  # any hot copy of the same byte count
+                if k2[0] == "copy" and k2[1] == "hot" and self.res[k2].get("bytes") and \
+                        abs(self.res[k2]["bytes"] - (r["bytes"] or 0)) < 64 and \
+                        not self.res[k2]["error"]:
+                    copy = self.res[k2]
+            pct = 100 * r["gbps"] / copy["gbps"] if copy else r.get("pct_copy")
+            rows.append([key[1], key[2], op_case, fmt_time(r["sec"]), "%.2f" % r["gbps"],
+                         "%.0f%%" % pct if pct is not None else "-"])
+        if not rows:
+            return ""
+        return table(["kernel (called directly)", "layout", "case", "time", "GB/s", "% copy"],
+                     rows, ["<", "<", "<", ">", ">", ">"])
+
+    def peer_lines(self):
+        """What each peer ran and how its outputs compared with simdpool's."""
+        lines = []
+        for p in self.peers:
+            impls, diffs, n = {}, [], 0
+            for key in self.order:
+                if key[3] != p:
+                    continue
+                r = self.res[key]
+                if r["error"]:
+                    continue
+                n += 1
+                impl, _, check = r["label"].partition("; ")
+                impls[impl] = impls.get(impl, 0) + 1
+                if check != "equal bits":
+                    diffs.append("%s (%s)" % ("/".join(key[:3]), check))
+            lines.append("  %s: %d cases verified before timing; implementations: %s" % (
+                p, n, ", ".join("%s x%d" % kv for kv in sorted(impls.items()))))
+            if diffs:
+                lines.append("    within tolerance, not bit-equal: " + "; ".join(diffs))
+            else:
+                lines.append("    every output bit-equal to simdpool's")
+        return "\n".join(lines)
+
+    def bandwidth_line(self):
+        def span(kind, temp):
+            v = [r["gbps"] for k, r in self.res.items()
+                 if k[0] == kind and k[1] == temp and not r["error"] and r.get("gbps")]
+            return (min(v), max(v), sorted(v)[len(v) // 2]) if v else None
+        parts = []
+        # (both runs of each reference count here: the spread shows the machine's noise)
+        for kind, temp, what in (("copy", "hot", "copy in cache (same bytes, buffers reused)"),
+                                 ("copy", "cold", "copy out of cache (rotating arena)"),
+                                 ("r4w1", "hot", "read-4-write-1 in cache"),
+                                 ("r4w1", "cold", "read-4-write-1 out of cache")):
+            s = span(kind, temp)
+            if s:
+                parts.append("  %-44s %6.1f .. %6.1f GB/s (median %.1f)" % (what, s[0], s[1], s[2]))
+        return "\n".join(parts)
+
+
+# ----------------------------------------------------------------------------- chart
+
+def chart_data(s, out_dir):
+    """One tab-separated file per layout: a row per case/op, a column per variant + copy."""
+    series = s.isas + s.peers + ["copy"]
+    files = []
+    for layout in ("nchw", "nhwc"):
+        groups = [g for g in s.groups if g[2] == layout]
+        if not groups:
+            continue
+        path = os.path.join(out_dir, "gbps_%s.tsv" % layout)
+        with open(path, "w") as f:
+            f.write("group\t" + "\t".join(series) + "\n")
+            for op, case, _ in groups:
+                cells = []
+                for w in s.isas + s.peers:
+                    r = s.get(op, layout, case, w)
+                    cells.append("%.4f" % r["gbps"] if r and r["gbps"] else "-")
+                r = s.ref("copy", "hot", case, op)
+                cells.append("%.4f" % r["gbps"] if r else "-")
+                f.write("%s %s\t" % (case, op) + "\t".join(cells) + "\n")
+        files.append((layout, path, len(groups)))
+    return series, files
+
+
+def draw_gnuplot(files, png, series, title):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return "gnuplot not found"
+    most = max(n for _, _, n in files)
+    width = max(1200, 160 + most * (11 * len(series) + 16))
+    height = 520 * len(files)
+    lines = [
+        "set terminal {term} size %d,%d font 'sans,10'" % (width, height),
+        "set output '%s'" % png.replace("'", "''"),
+        "set datafile separator '\\t'",
+        "set datafile missing '-'",
+        "set style data histograms",
+        "set style histogram clustered gap 1",
+        "set style fill solid 0.85 border -1",
+        "set boxwidth 0.9",
+        "set logscale y 10",
+        "set yrange [0.05:*]",
+        "set ylabel 'GB/s (bytes a pass must move / time)'",
+        "set grid ytics mytics",
+        "set key outside right top vertical noenhanced",
+        "set xtics rotate by -40 left noenhanced font 'sans,9'",
+        "set bmargin 9",
+        "set multiplot layout %d,1 title '%s' noenhanced" % (
+            len(files), title.replace("'", "''")),
+    ]
+    for layout, dat, _ in files:
+        d = dat.replace("'", "''")
+        cols = ", ".join(
+            "'%s' using %d:xtic(1) title columnheader(%d)%s" % (
+                d, i + 2, i + 2, " lc rgb '#555555' fs pattern 2" if name == "copy" else "")
+            for i, name in enumerate(series))
+        lines += ["set title '%s, log scale' noenhanced" % layout.upper(), "plot " + cols]
+    lines.append("unset multiplot")
+    script = "\n".join(lines)
+    last = ""
+    for term in ("pngcairo", "png"):
+        p = subprocess.run([gp], input=script.replace("{term}", term), universal_newlines=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode == 0 and os.path.exists(png) and os.path.getsize(png) > 0:
+            return None
+        last = p.stderr.strip()
+    return "gnuplot failed: " + last[-500:]
+
+
+def draw_matplotlib(s, png, series, title):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as e:  # noqa: BLE001 - any import problem means "not available"
+        return "matplotlib not available (%s)" % e
+    labels = ["%s/%s/%s" % (c, o, l) for o, c, l in s.groups]
+    n = len(series)
+    fig, ax = plt.subplots(figsize=(max(12, len(labels) * 0.12 * (n + 1)), 7.2))
+    w = 0.9 / n
+    for i, name in enumerate(series):
+        vals = []
+        for op, case, layout in s.groups:
+            r = s.ref("copy", "hot", case, op) if name == "copy" else s.get(op, layout, case, name)
+            vals.append(r["gbps"] if r and r.get("gbps") else 0)
+        ax.bar([x + i * w for x in range(len(labels))], vals, w, label=name,
+               hatch="//" if name == "copy" else None)
+    ax.set_yscale("log")
+    ax.set_ylabel("GB/s (bytes a pass must move / time), log scale")
+    ax.set_title(title)
+    ax.set_xticks([x + 0.45 - w / 2 for x in range(len(labels))])
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    return None
+
+
+# ----------------------------------------------------------------------------- main
+
+def main():
+    args = parse_args()
+    if not args.json and not args.bench and not args.builddir:
+        print("summary.py: give a build directory, --bench EXE or --json FILE", file=sys.stderr)
+        return 1
+    exe = args.bench or (os.path.join(args.builddir, "bench", "simdpool_bench")
+                         if args.builddir else None)
+    out_dir = args.out or (os.path.join(args.builddir, "bench-results") if args.builddir
+                           else os.path.dirname(os.path.abspath(args.json or exe)))
+    os.makedirs(out_dir, exist_ok=True)
+    out_dir = os.path.abspath(out_dir)
+
+    rc, elapsed = 0, None
+    if args.json:
+        json_path = os.path.abspath(args.json)
+    else:
+        if not os.path.exists(exe):
+            print("summary.py: %s not found: build with Meson first (the bench needs g++ "
+                  "and libbenchmark-dev; -Dbench=enabled makes their absence an error)" % exe,
+                  file=sys.stderr)
+            return 1
+        json_path, rc, elapsed = run_bench(exe, out_dir, args)
+        if not os.path.exists(json_path):
+            print("summary.py: the bench wrote no JSON", file=sys.stderr)
+            return 1
+
+    ctx, results, order = load(json_path)
+    s = Summary(ctx, results, order)
+    caches = ", ".join("L%d %s" % (c["level"], fmt_bytes(c["size"]))
+                       for c in ctx.get("caches", []) if c.get("type") != "Instruction")
+    head = [
+        "simdpool %s bench%s — %s, %s CPUs, %s; %s" % (
+            ctx.get("simdpool_version", "?"), " (SMOKE: 1 iteration, not a measurement)"
+            if ctx.get("mode") == "smoke" else "", ctx.get("host_name", "?"),
+            ctx.get("num_cpus", "?"), caches, ctx.get("date", "")),
+        "ISAs built: %s; this CPU runs: %s; AUTO picks: %s; references use %s vectors" % (
+            ctx.get("simdpool_isas_built", "?"), ctx.get("cpu_runs", "?"),
+            ctx.get("auto_isa", "?"), ctx.get("roofline_isa", "?")),
+        "peers: %s" % ctx.get("peers", "?"),
+    ]
+    legend = [
+        "moves    bytes one pass must move: input read + output written + indices",
+        "time     the fastest pass of a benchmark (scalar: of the scalar one); all ratios use "
+        "fastest passes on both sides (the JSON also has Google Benchmark's mean, real_time)",
+        "best     fastest simdpool ISA (plan forced to it through the public API); "
+        "speedup = scalar time / best time",
+        "% copy   best GB/s as a share of a streaming copy of the same byte count, same run, "
+        "buffers reused (in cache when they fit)",
+        "% r4w1   the same against a read-4-bytes-write-1 reduction",
+    ]
+    if s.peers:
+        legend.append("vs P     peer P's time / simdpool's best time (> 1: simdpool faster), "
+                      "single-threaded, outputs verified equal first")
+    text = "\n".join(head) + "\n\n" + s.main_table() + "\n\n" + "\n".join(legend)
+    text += "\n\nGB/s per variant, fastest pass (hot copy and r4w1 of the same bytes for scale):\n"
+    text += s.variant_table()
+    kt = s.kernel_table()
+    if kt:
+        text += "\n\nRegistry kernels no case reaches, timed by direct call:\n" + kt
+    text += "\n\nBandwidth references measured in this run:\n" + s.bandwidth_line()
+    text += "\n" + s.ref_table()
+    arena = ctx.get("cold_arena_bytes", "")
+    if arena.isdigit():
+        text += "\n(out of cache = a %s arena rotated per pass, 2x the %s last-level cache)" % (
+            fmt_bytes(int(arena)), fmt_bytes(int(ctx.get("llc_bytes", "0") or 0)))
+    if s.peers:
+        text += "\n\nPeers (inputs hold no NaN: oneDNN and XNNPACK do not propagate NaN "\
+                "through max like PyTorch/simdpool):\n" + s.peer_lines()
+    if s.notes:
+        text += "\n\nNotes:\n" + "\n".join("  " + n for n in s.notes)
+    if s.failures:
+        text += "\n\nFAILURES:\n" + "\n".join("  " + f for f in s.failures)
+    print("\n" + text + "\n")
+
+    txt_path = os.path.join(out_dir, "summary.txt")
+    with open(txt_path, "w") as f:
+        f.write(text + "\n")
+
+    png_path, chart_err = None, None
+    if not args.no_chart:
+        series, files = chart_data(s, out_dir)
+        png_path = os.path.join(out_dir, "bench.png")
+        title = "simdpool: GB/s per case and variant, next to a copy of the same bytes " \
+                "(%s, one run)" % ctx.get("host_name", "?")
+        chart_err = draw_gnuplot(files, png_path, series, title) if files else "no results"
+        if chart_err:
+            err2 = draw_matplotlib(s, png_path, series, title)
+            chart_err = None if err2 is None else chart_err + "; " + err2
+        if chart_err:
+            png_path = None
+
+    print("results:")
+    print("  JSON    %s" % json_path)
+    print("  table   %s" % txt_path)
+    if png_path:
+        print("  chart   %s" % png_path)
+    elif not args.no_chart:
+        print("  chart   NOT WRITTEN: %s (install gnuplot-nox)" % chart_err)
+    if elapsed is not None:
+        print("  bench time %.1f s" % elapsed)
+    if rc != 0 or s.failures:
+        print("summary.py: FAIL: the bench reported wrong results or errors (see above)")
+        return 1
+    if chart_err and not args.smoke:
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
