@@ -3,67 +3,133 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "kernel_util.h"
 
-/* Element o of the output tensor belongs to plane (n, c) at (oy, ox). */
-static void output_coords(const sp_geom *g, size_t o, size_t *n, size_t *c,
-                          size_t *oy, size_t *ox) {
-  const size_t plane = g->oh * g->ow;
-  if (g->layout == SIMDPOOL_NCHW) {
-    *ox = o % g->ow;
-    *oy = o / g->ow % g->oh;
-    *c = o / plane % g->c;
-    *n = o / plane / g->c;
-  } else {
-    *c = o % g->c;
-    *ox = o / g->c % g->ow;
-    *oy = o / g->c / g->ow % g->oh;
-    *n = o / g->c / plane;
-  }
+/* The valid taps of one window along one axis, and the input position of
+ * the first of them. */
+typedef struct taps {
+  size_t first, count; /* input position of the first valid tap; how many */
+  size_t k0;           /* its tap number along the axis */
+} taps;
+
+static taps taps_of(size_t o, size_t s, size_t pad, size_t k, size_t d,
+                    size_t in) {
+  taps t;
+  sp_tap_range(o, s, pad, k, d, in, &t.k0, &t.count);
+  t.count -= t.k0;
+  t.first = o * s + t.k0 * d - pad;
+  return t;
 }
 
-/* Is position pos (in input coordinates) tap number t of the window that
- * starts at output o along one axis? Returns the tap or -1. */
-static ptrdiff_t tap_of(size_t o, size_t s, size_t pad, size_t k, size_t d,
-                        size_t pos) {
-  const size_t start = o * s; /* padded coordinates */
-  const size_t padded = pos + pad;
-  if (padded < start || (padded - start) % d != 0)
-    return -1;
-  const size_t t = (padded - start) / d;
-  return t < k ? (ptrdiff_t)t : -1;
+/* Window columns whose taps are all inside the input share one shape:
+ * [lo, hi), computed once per call so the per-output check needs no
+ * division. */
+typedef struct col_span {
+  size_t lo, hi;
+} col_span;
+
+static col_span interior(const sp_geom *g) {
+  const size_t ew = g->dw * (g->kw - 1) + 1;
+  col_span r = {(g->pl + g->sw - 1) / g->sw, 0};
+  if (g->w + g->pl >= ew)
+    r.hi = (g->w + g->pl - ew) / g->sw + 1;
+  if (r.hi > g->ow)
+    r.hi = g->ow;
+  return r;
 }
 
-/* Checks that every index names a valid tap of its own window, so that
- * kernels can trust them. Returns the first bad element or SIZE_MAX. */
+/* Is flat position v (I32/I64) a valid tap of the window whose first valid
+ * tap is at (row.first, col.first)? Rows of a window are dh*w apart and its
+ * columns span less than w, so v decomposes uniquely by subtraction. */
+static int flat_ok(const sp_geom *g, long long v, taps row, taps col) {
+  if (v < 0)
+    return 0;
+  const size_t base = row.first * g->w + col.first;
+  if ((unsigned long long)v < base)
+    return 0;
+  size_t rel = (size_t)v - base;
+  const size_t row_step = g->dh * g->w;
+  for (size_t a = 1; a < row.count && rel >= row_step; a++)
+    rel -= row_step;
+  return rel <= (col.count - 1) * g->dw && (g->dw == 1 || rel % g->dw == 0);
+}
+
+/* Are all of p[0..count) below limit (<= 256)? */
+static int u8_run_ok(const uint8_t *p, size_t count, size_t limit) {
+  if (limit >= 256)
+    return 1;
+  uint8_t top = 0; /* a max reduction: compilers vectorise it */
+  for (size_t i = 0; i < count; i++)
+    top = p[i] > top ? p[i] : top;
+  return top < limit;
+}
+
+/* Checks that every index names a valid tap of its own window, so kernels
+ * can trust them. Returns the first bad element or SIZE_MAX. */
 static size_t find_bad_index(const sp_geom *g, const void *indices,
                              long long *value) {
-  const size_t count = g->n * g->c * g->oh * g->ow;
-  for (size_t o = 0; o < count; o++) {
-    size_t n, c, oy, ox;
-    output_coords(g, o, &n, &c, &oy, &ox);
-    int ok;
-    if (g->index_type == SIMDPOOL_INDEX_U8) {
-      const size_t t = ((const uint8_t *)indices)[o];
-      *value = (long long)t;
-      const size_t ki = t / g->kw, kj = t % g->kw;
-      /* The tap's input position, in padded coordinates. */
-      const size_t py = oy * g->sh + ki * g->dh, px = ox * g->sw + kj * g->dw;
-      ok = t < g->kh * g->kw && py >= g->pt && py < g->pt + g->h &&
-           px >= g->pl && px < g->pl + g->w;
-    } else {
-      const long long v = g->index_type == SIMDPOOL_INDEX_I32
-                              ? (long long)((const int32_t *)indices)[o]
-                              : (long long)((const int64_t *)indices)[o];
-      *value = v;
-      ok = v >= 0 && (unsigned long long)v < (unsigned long long)g->h * g->w;
-      if (ok) {
-        const size_t iy = (size_t)v / g->w, ix = (size_t)v % g->w;
-        ok = tap_of(oy, g->sh, g->pt, g->kh, g->dh, iy) >= 0 &&
-             tap_of(ox, g->sw, g->pl, g->kw, g->dw, ix) >= 0;
+  /* U8 tap numbers -> (kernel row, kernel column), without divisions. */
+  uint8_t tap_row[256], tap_col[256];
+  const size_t ntaps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;
+  for (size_t t = 0, ki = 0, kj = 0; t < ntaps; t++) {
+    tap_row[t] = (uint8_t)ki;
+    tap_col[t] = (uint8_t)kj;
+    if (++kj == g->kw) {
+      kj = 0;
+      ki++;
+    }
+  }
+  const col_span in = interior(g);
+  /* No window touches padding: U8 needs only one pass over all indices. */
+  const size_t eh = g->dh * (g->kh - 1) + 1;
+  if (ntaps && g->pt == 0 && (g->oh - 1) * g->sh + eh <= g->h && in.lo == 0 &&
+      in.hi == g->ow &&
+      u8_run_ok((const uint8_t *)indices, g->n * g->c * g->oh * g->ow, ntaps))
+    return SIZE_MAX;
+  const int nhwc = g->layout == SIMDPOOL_NHWC;
+  const size_t planes = nhwc ? g->n : g->n * g->c; /* outer loop */
+  const size_t lanes = nhwc ? g->c : 1;            /* innermost run */
+  size_t o = 0;
+  for (size_t pl = 0; pl < planes; pl++) {
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      const taps row = taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        /* U8 over a full row's interior windows: every tap number below
+         * kernel_h*kernel_w names a valid tap, one vectorisable pass. */
+        if (ntaps && ox == in.lo && in.lo < in.hi && row.count == g->kh &&
+            u8_run_ok((const uint8_t *)indices + o, (in.hi - in.lo) * lanes,
+                      ntaps)) {
+          o += (in.hi - in.lo) * lanes;
+          ox = in.hi - 1;
+          continue;
+        }
+        taps col;
+        if (ox >= in.lo && ox < in.hi) {
+          col.first = ox * g->sw - g->pl;
+          col.count = g->kw;
+          col.k0 = 0;
+        } else {
+          col = taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
+        }
+        for (size_t l = 0; l < lanes; l++, o++) {
+          int ok;
+          if (g->index_type == SIMDPOOL_INDEX_U8) {
+            const size_t t = ((const uint8_t *)indices)[o];
+            *value = (long long)t;
+            ok = t < ntaps && tap_row[t] >= row.k0 &&
+                 tap_row[t] < row.k0 + row.count && tap_col[t] >= col.k0 &&
+                 tap_col[t] < col.k0 + col.count;
+          } else {
+            *value = g->index_type == SIMDPOOL_INDEX_I32
+                         ? (long long)((const int32_t *)indices)[o]
+                         : (long long)((const int64_t *)indices)[o];
+            ok = flat_ok(g, *value, row, col);
+          }
+          if (!ok)
+            return o;
+        }
       }
     }
-    if (!ok)
-      return o;
   }
   return SIZE_MAX;
 }

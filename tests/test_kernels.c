@@ -450,6 +450,121 @@ START_TEST(forced_isa_is_used) {
 }
 END_TEST
 
+/* simdpool_backward's index check, against brute force: corrupt one index
+ * of a valid set and expect rejection exactly when the new value names no
+ * valid tap of that output's window (enumerated tap by tap here). */
+static int brute_valid(const sp_geom *g, size_t o, long long v) {
+  size_t oy, ox;
+  if (g->layout == SIMDPOOL_NCHW) {
+    ox = o % g->ow;
+    oy = o / g->ow % g->oh;
+  } else {
+    ox = o / g->c % g->ow;
+    oy = o / g->c / g->ow % g->oh;
+  }
+  for (size_t ki = 0; ki < g->kh; ki++) {
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      const long long iy =
+          (long long)(oy * g->sh + ki * g->dh) - (long long)g->pt;
+      const long long ix =
+          (long long)(ox * g->sw + kj * g->dw) - (long long)g->pl;
+      if (iy < 0 || iy >= (long long)g->h || ix < 0 || ix >= (long long)g->w)
+        continue;
+      const long long want = g->index_type == SIMDPOOL_INDEX_U8
+                                 ? (long long)(ki * g->kw + kj)
+                                 : iy * (long long)g->w + ix;
+      if (v == want)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+START_TEST(index_check_matches_brute_force) {
+  rng_state = seed ^ 0x1dc0ffee;
+  int rejected = 0, accepted = 0;
+  for (int iter = 0; iter < 3000; iter++) {
+    const simdpool_index_type types[] = {SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64,
+                                         SIMDPOOL_INDEX_U8};
+    const simdpool_index_type it = types[iter % 3];
+    const sp_kernel_entry probe = {
+        "probe",       SIMDPOOL_ISA_SCALAR,
+        SIMDPOOL_MAX,  iter % 2 ? SIMDPOOL_NHWC : SIMDPOOL_NCHW,
+        SP_OP_BWD_IDX, SP_SHAPE_GENERAL,
+        SP_IDX_TYPED,  NULL};
+    simdpool_desc d;
+    rnd_desc(&d, &probe, it);
+    d.c = rnd_range(1, 5);
+    d.w = rnd_range(1, 12);
+    simdpool_plan *plan = NULL;
+    if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
+      continue;
+    const sp_geom *g = &plan->geom;
+    const size_t nx = g->n * g->c * g->h * g->w,
+                 ny = g->n * g->c * g->oh * g->ow;
+    float *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y);
+    float *dy = malloc(ny * sizeof *dy), *dx = malloc(nx * sizeof *dx);
+    void *ind = malloc(ny * 8);
+    ck_assert(x && y && dy && dx && ind);
+    for (size_t i = 0; i < nx; i++)
+      x[i] = rnd_value(10);
+    for (size_t i = 0; i < ny; i++)
+      dy[i] = rnd_value(0);
+    ck_assert_int_eq(simdpool_forward(plan, x, y, ind), SIMDPOOL_OK);
+    const size_t o = rnd_range(0, ny - 1);
+    /* Near-miss values are the interesting ones: small offsets, the plane's
+     * ends, and far-out values. */
+    long long v;
+    const long long plane = (long long)(g->h * g->w);
+    switch (rnd() % 4) {
+    case 0:
+      v = (long long)rnd_range(0, it == SIMDPOOL_INDEX_U8 ? 255
+                                                          : (size_t)plane + 2);
+      break;
+    case 1:
+      v = (long long)rnd_range(0, g->kh * g->kw + 2);
+      break;
+    case 2:
+      v = -(long long)rnd_range(1, 3);
+      break;
+    default:
+      v = plane - 1 + (long long)rnd_range(0, 2);
+      break;
+    }
+    if (it == SIMDPOOL_INDEX_U8) {
+      v &= 0xff;
+      ((uint8_t *)ind)[o] = (uint8_t)v;
+    } else if (it == SIMDPOOL_INDEX_I32) {
+      ((int32_t *)ind)[o] = (int32_t)v;
+    } else {
+      ((int64_t *)ind)[o] = v;
+    }
+    const int want_ok = brute_valid(g, o, v);
+    const simdpool_status st = simdpool_backward(plan, dy, ind, NULL, dx);
+    char geom[320];
+    describe(geom, sizeof geom, g);
+    ck_assert_msg((st == SIMDPOOL_OK) == want_ok,
+                  "index %lld at output %zu: brute force says %s, backward "
+                  "returned %s; seed %" PRIu64 "; %s",
+                  v, o, want_ok ? "valid" : "invalid",
+                  simdpool_status_string(st), seed, geom);
+    rejected += !want_ok;
+    accepted += want_ok;
+    free(x);
+    free(y);
+    free(dy);
+    free(dx);
+    free(ind);
+    simdpool_plan_destroy(plan);
+  }
+  printf("  index check: %d corrupted index sets rejected, %d accepted, all as "
+         "brute force says\n",
+         rejected, accepted);
+  fflush(stdout);
+  ck_assert(rejected > 100 && accepted > 100);
+}
+END_TEST
+
 int main(void) {
   const char *s = getenv("SIMDPOOL_TEST_SEED");
   seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
@@ -498,6 +613,8 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, registry_is_complete);
   tcase_add_test(tc, forced_isa_is_used);
+  if (!only_isa)
+    tcase_add_test(tc, index_check_matches_brute_force);
   tcase_add_loop_test(tc, kernel_matches_reference, 0, (int)sp_registry_size);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
