@@ -168,11 +168,17 @@ static inline float sp_avg_window(const sp_geom *g, const float *x, sp_plane px,
 static inline void sp_tap_range(size_t o, size_t stride, size_t pad, size_t k,
                                 size_t dil, size_t in, size_t *i0, size_t *i1) {
   const size_t start = o * stride; /* padded coordinates */
-  size_t first = 0;
-  if (start < pad)
-    first = (pad - start + dil - 1) / dil;
-  /* Taps at padded positions < pad + in are inside. */
-  size_t end = (pad + in - start + dil - 1) / dil;
+  size_t first = 0, end;
+  /* Taps at padded positions in [pad, pad + in) are inside; dilation 1
+   * needs no division (this runs per output row and column). */
+  if (dil == 1) {
+    first = start < pad ? pad - start : 0;
+    end = pad + in - start;
+  } else {
+    if (start < pad)
+      first = (pad - start + dil - 1) / dil;
+    end = (pad + in - start + dil - 1) / dil;
+  }
   *i0 = first;
   *i1 = end < k ? end : k;
 }

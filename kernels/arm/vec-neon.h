@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <sleef.h>
-
 #define SP_VL 4
 #define SP_FN(name) name##_neon
 
@@ -44,6 +42,13 @@ static inline void vf_store_n(float *p, vf v, size_t n) {
   float t[SP_VL];
   vst1q_f32(t, v);
   memcpy(p, t, n * sizeof *p);
+}
+/* Lanes [l0, l1) from p[l0..l1), the rest zero; touches nothing else. */
+static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
+  float t[SP_VL] = {0};
+  for (size_t i = l0; i < l1; i++)
+    t[i] = p[i];
+  return vld1q_f32(t);
 }
 /* p[0], p[s], p[2s], p[3s]. */
 static inline vf vf_gather(const float *p, size_t s) {
@@ -87,10 +92,6 @@ static inline vf vf_abs(vf a) {
 static inline vf vf_max_x86(vf b, vf a) {
   return vbslq_f32(vcgtq_f32(b, a), b, a);
 }
-/* SLEEF's no-FMA AdvSIMD pow: the same bits as the scalar purec reference. */
-static inline vf vf_pow(vf a, vf b) {
-  return Sleef_powf4_u10advsimdnofma(a, b);
-}
 
 /* Ordered compares: false when either lane is NaN, as _CMP_*_OQ. */
 static inline vm vm_gt(vf a, vf b) {
@@ -108,6 +109,17 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return vmvnq_u32(vandq_u32(vceqq_f32(a, a), vceqq_f32(b, b)));
+}
+/* Lanes l0 <= lane < l1. */
+static inline vm vm_range(size_t l0, size_t l1) {
+  static const uint32_t lane[SP_VL] = {0, 1, 2, 3};
+  const uint32x4_t l = vld1q_u32(lane);
+  return vandq_u32(vcgeq_u32(l, vdupq_n_u32((uint32_t)l0)),
+                   vcltq_u32(l, vdupq_n_u32((uint32_t)l1)));
+}
+/* ~a & b. */
+static inline vm vm_andnot(vm a, vm b) {
+  return vbicq_u32(b, a);
 }
 static inline vm vm_or(vm a, vm b) {
   return vorrq_u32(a, b);

@@ -93,21 +93,35 @@ static inline int32_t index_value(simdpool_index_type t, size_t tap,
   return (int32_t)(t == SIMDPOOL_INDEX_U8 ? tap : flat);
 }
 
+/* pow(a, e) per lane with SLEEF's scalar no-FMA pow, the reference's own.
+ * DESIGN.md names SLEEF's vector siblings (Sleef_powf4_u10sse4, ...) as
+ * returning the same bits, but on Debian 12's SLEEF 3.5.1 they do not for
+ * every input: powf(0x1.fffffcp-2, 0.5) is 0x1.6a09e6p-1 from purec and
+ * 0x1.6a09e4p-1 from sse4 (found by test_kernels). Bit-exactness wins, so
+ * LP with p other than 1 and 2 computes its powers one lane at a time. */
+static inline vf lp_pow_v(vf a, float e) {
+  float lane[SP_VL];
+  vf_store(lane, a);
+  for (size_t i = 0; i < SP_VL; i++)
+    lane[i] = Sleef_powf1_u10purec(lane[i], e);
+  return vf_load(lane);
+}
+
 /* LP: which formula the plan's p selects. */
 enum { LP_OTHER, LP_ONE, LP_TWO };
 static inline int lp_kind(float p) {
   return p == 1.0f ? LP_ONE : p == 2.0f ? LP_TWO : LP_OTHER;
 }
 
-static inline vf lp_term_v(int kind, vf pv, vf x) {
+static inline vf lp_term_v(int kind, float p, vf x) {
   const vf a = vf_abs(x);
-  return kind == LP_ONE ? a : kind == LP_TWO ? vf_mul(a, a) : vf_pow(a, pv);
+  return kind == LP_ONE ? a : kind == LP_TWO ? vf_mul(a, a) : lp_pow_v(a, p);
 }
 
-static inline vf lp_root_v(int kind, vf inv_p, vf acc) {
+static inline vf lp_root_v(int kind, float inv_p, vf acc) {
   return kind == LP_ONE   ? acc
          : kind == LP_TWO ? vf_sqrt(acc)
-                          : vf_pow(acc, inv_p);
+                          : lp_pow_v(acc, inv_p);
 }
 
 /* sign(x): +1, -1, +0 for ±0, NaN for NaN. */
@@ -122,7 +136,7 @@ static inline vf lp_grad_v(int kind, float p, vf dy, vf y) {
   if (kind == LP_ONE)
     return dy;
   const vf g =
-      kind == LP_TWO ? vf_div(dy, y) : vf_mul(dy, vf_pow(y, vf_set1(1.0f - p)));
+      kind == LP_TWO ? vf_div(dy, y) : vf_mul(dy, lp_pow_v(y, 1.0f - p));
   return vf_select(vm_eq(y, vf_zero()), g, vf_zero());
 }
 
@@ -132,7 +146,7 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
     return vf_mul(g, lp_sign_v(x));
   if (kind == LP_TWO)
     return vf_mul(g, x);
-  return vf_mul(vf_mul(g, lp_sign_v(x)), vf_pow(vf_abs(x), vf_set1(p - 1.0f)));
+  return vf_mul(vf_mul(g, lp_sign_v(x)), lp_pow_v(vf_abs(x), p - 1.0f));
 }
 
 /* Every NaN in dx becomes canonical (arithmetic NaN rule). */
@@ -363,7 +377,7 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
 static inline vf lp_block_nhwc(const sp_geom *g, const float *xn,
                                const window *win, size_t c, size_t cn,
                                int kind) {
-  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const float pv = g->p, inv_p = 1.0f / g->p;
   vf acc = vf_zero();
   for (size_t ki = win->ki0; ki < win->ki1; ki++)
     for (size_t kj = win->kj0; kj < win->kj1; kj++)
@@ -454,20 +468,32 @@ static inline row_span interior_cols(const sp_geom *g) {
   return r;
 }
 
-/* A block: cnt (1..SP_VL) interior outputs of row oy starting at ox0, whose
- * valid kernel rows are [ki0, ki1). */
+/* A block: cnt (1..SP_VL) outputs of row oy starting at ox0, whose valid
+ * kernel rows are [ki0, ki1). An interior block's lanes have every kernel
+ * column inside the input; a border block's lanes may not, and each tap
+ * then loads only the lanes where it is valid (lane_range). */
 typedef struct block {
   size_t oy, ki0, ki1, ox0, cnt;
+  int border;
   int pairs; /* stride 2 may read 2*SP_VL inputs per tap (see load_cols) */
 } block;
 
-static inline block block_at(const sp_geom *g, size_t oy, size_t ki0,
-                             size_t ki1, size_t ox0, size_t cnt) {
-  block b = {oy, ki0, ki1, ox0, cnt, 0};
+static inline block block_at(const sp_geom *g, const row_span *in, size_t oy,
+                             size_t ki0, size_t ki1, size_t ox0, size_t cnt) {
+  block b = {oy, ki0, ki1, ox0, cnt, 0, 0};
+  b.border = ox0 < in->lo || ox0 + cnt > in->hi;
   /* Padded position just past the last lane's last tap must be inside. */
   const size_t last = (ox0 + SP_VL - 1) * g->sw + g->dw * (g->kw - 1) + 1;
-  b.pairs = cnt == SP_VL && last < g->w + g->pl;
+  b.pairs = !b.border && cnt == SP_VL && last < g->w + g->pl;
   return b;
+}
+
+/* The length of the block starting at output column ox: blocks never mix
+ * border and interior columns, so interior blocks stay check-free and the
+ * per-lane border work covers only border columns. */
+static inline size_t block_len(const row_span *in, size_t ox, size_t ow) {
+  const size_t end = ox < in->lo ? in->lo : ox < in->hi ? in->hi : ow;
+  return end - ox < SP_VL ? end - ox : SP_VL;
 }
 
 /* Inputs p[0], p[s], ..., p[(cnt-1)*s], unused lanes zero. Reads nothing
@@ -496,6 +522,49 @@ static inline vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
   return vf_load(lane);
 }
 
+/* Border blocks: the lanes [*l0, *l1) of a block of cnt whose tap lies in
+ * [0, w), when lane 0's tap sits at input column col (may be negative) and
+ * lanes step by s columns. */
+static inline void lane_range(ptrdiff_t col, size_t s, size_t w, size_t cnt,
+                              size_t *l0, size_t *l1) {
+  const ptrdiff_t ss = (ptrdiff_t)s, end = (ptrdiff_t)w - col;
+  /* Strides 1 and 2 without a division: this runs per tap and row. */
+  if (s <= 2) {
+    *l0 = col < 0 ? (size_t)((-col + ss - 1) >> (s - 1)) : 0;
+    *l1 = end <= 0 ? 0 : (size_t)((end + ss - 1) >> (s - 1));
+  } else {
+    *l0 = col < 0 ? (size_t)((-col + ss - 1) / ss) : 0;
+    *l1 = end <= 0 ? 0 : (size_t)((end + ss - 1) / ss);
+  }
+  if (*l1 > cnt)
+    *l1 = cnt;
+  if (*l0 > *l1)
+    *l0 = *l1;
+}
+
+/* Lanes [l0, l1) of row[col + l*s], the rest zero; touches nothing else. */
+static inline vf load_cols_range(const float *row, ptrdiff_t col, size_t s,
+                                 size_t l0, size_t l1) {
+  if (s == 1)
+    return vf_load_range(row + col, l0, l1);
+  if (s == 2) {
+    /* Elements [2*l0, 2*l1 - 1) of row + col, then the even ones. */
+    const size_t e0 = 2 * l0, e1 = 2 * l1 - 1;
+    vf even, odd;
+    vf_deinterleave(vf_load_range(row + col, e0 < SP_VL ? e0 : SP_VL,
+                                  e1 < SP_VL ? e1 : SP_VL),
+                    vf_load_range(row + col + SP_VL,
+                                  e0 > SP_VL ? e0 - SP_VL : 0,
+                                  e1 > SP_VL ? e1 - SP_VL : 0),
+                    &even, &odd);
+    return even;
+  }
+  float lane[SP_VL] = {0};
+  for (size_t i = l0; i < l1; i++)
+    lane[i] = row[col + (ptrdiff_t)(i * s)];
+  return vf_load(lane);
+}
+
 /* dx += v at p[0], p[s], ... for cnt lanes: distinct elements. */
 static inline void add_cols(float *p, size_t s, vf v, size_t cnt) {
   if (s == 1) {
@@ -508,10 +577,35 @@ static inline void add_cols(float *p, size_t s, vf v, size_t cnt) {
     p[i * s] += lane[i];
 }
 
-/* Input column of tap kj of the block's first lane (never negative: the
- * block is interior). */
-static inline size_t block_col(const sp_geom *g, const block *b, size_t kj) {
-  return b->ox0 * g->sw + kj * g->dw - g->pl;
+/* The input column of tap kj of the block's first lane (negative or past
+ * the row in border blocks). */
+static inline ptrdiff_t block_col(const sp_geom *g, const block *b, size_t kj) {
+  return (ptrdiff_t)(b->ox0 * g->sw + kj * g->dw) - (ptrdiff_t)g->pl;
+}
+
+/* One tap of a block: its values (zero in lanes where the tap is padding)
+ * and the lanes where it is valid; returns 0 when no lane has it. */
+static inline int block_tap(const sp_geom *g, const block *b, const float *row,
+                            size_t kj, vf *v, vm *valid) {
+  const ptrdiff_t col = block_col(g, b, kj);
+  if (!b->border) {
+    *v = load_cols(row + col, g->sw, b->cnt, b->pairs);
+    *valid = vm_range(0, SP_VL);
+    return 1;
+  }
+  size_t l0, l1;
+  lane_range(col, g->sw, g->w, b->cnt, &l0, &l1);
+  if (l0 == l1)
+    return 0;
+  *v = load_cols_range(row, col, g->sw, l0, l1);
+  *valid = vm_range(l0, l1);
+  return 1;
+}
+
+/* Dot product of dilated rows: the input row of kernel row ki. */
+static inline const float *block_row(const sp_geom *g, const float *xp,
+                                     const block *b, size_t ki) {
+  return xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
 }
 
 /* Running max of a block; *t receives the winners' index values (flat, or
@@ -519,17 +613,21 @@ static inline size_t block_col(const sp_geom *g, const block *b, size_t kj) {
 static inline vf max_block_nchw(const sp_geom *g, const float *xp,
                                 const block *b, int track,
                                 simdpool_index_type it, vi *t) {
-  const size_t iy0 = b->oy * g->sh + b->ki0 * g->dh - g->pt;
+  const vf ninf = vf_set1(-INFINITY);
   if (!track) {
-    /* The NaN-free fast path, as in max_block_nhwc. */
-    vf m = load_cols(xp + iy0 * g->w + block_col(g, b, 0), g->sw, b->cnt,
-                     b->pairs);
-    vm bad = vm_and(vm_unord(m, m), vm_unord(vf_zero(), vf_zero()));
+    /* Without NaN, max(v, m) from m = -inf is the MAX step exactly, and a
+     * padding lane loaded as -inf never changes m's bits; a lane that met
+     * a NaN reruns the block with compare-and-select. */
+    vf m = ninf;
+    vm bad = vm_range(0, 0);
     for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-      const float *row = xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
-      for (size_t kj = ki == b->ki0 ? 1 : 0; kj < g->kw; kj++) {
-        const vf v =
-            load_cols(row + block_col(g, b, kj), g->sw, b->cnt, b->pairs);
+      const float *row = block_row(g, xp, b, ki);
+      for (size_t kj = 0; kj < g->kw; kj++) {
+        vf v;
+        vm valid;
+        if (!block_tap(g, b, row, kj, &v, &valid))
+          continue;
+        v = vf_select(valid, ninf, v);
         bad = vm_or(bad, vm_unord(v, v));
         m = vf_max_x86(v, m);
       }
@@ -539,47 +637,67 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp,
       return m;
     }
   }
+  /* Compare and select; `found` marks lanes that have met a valid tap (the
+   * first one is taken as it is). */
   vf m = vf_zero();
   vi idx = vi_set1(0);
+  vm found = vm_range(0, 0);
   for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+    const float *row = block_row(g, xp, b, ki);
     const size_t iy = b->oy * g->sh + ki * g->dh - g->pt;
     for (size_t kj = 0; kj < g->kw; kj++) {
-      const size_t ix = block_col(g, b, kj);
-      const vf v = load_cols(xp + iy * g->w + ix, g->sw, b->cnt, b->pairs);
-      vi val = vi_set1(0);
-      if (track)
-        val = it == SIMDPOOL_INDEX_U8
-                  ? vi_set1((int32_t)(ki * g->kw + kj))
-                  : vi_ramp((int32_t)(iy * g->w + ix), (int32_t)g->sw);
-      if (ki == b->ki0 && kj == 0) {
-        m = v;
-        idx = val;
+      vf v;
+      vm valid;
+      if (!block_tap(g, b, row, kj, &v, &valid))
         continue;
-      }
-      const vm r = mx_replaces(v, m);
+      const vm r =
+          vm_or(vm_andnot(found, valid), vm_and(valid, mx_replaces(v, m)));
+      found = vm_or(found, valid);
       m = vf_select(r, m, v);
-      if (track)
+      if (track) {
+        const vi val = it == SIMDPOOL_INDEX_U8
+                           ? vi_set1((int32_t)(ki * g->kw + kj))
+                           : vi_ramp((int32_t)((ptrdiff_t)(iy * g->w) +
+                                               block_col(g, b, kj)),
+                                     (int32_t)g->sw);
         idx = vi_select(r, idx, val);
+      }
     }
   }
   *t = idx;
   return m;
 }
 
-/* Sum of a block (AVG) or of its LP terms, before the divisor or root. */
+/* Sum of a block (AVG) or of its LP terms, before the divisor or root.
+ * Padding lanes load zero, and 0 adds nothing (acc is never -0.0f), as
+ * t(0) = 0 adds nothing for LP. */
 static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
                                 const block *b, int lp, int kind) {
-  const vf pv = vf_set1(g->p);
+  const float pv = g->p;
   vf acc = vf_zero();
   for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-    const float *row = xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
+    const float *row = block_row(g, xp, b, ki);
     for (size_t kj = 0; kj < g->kw; kj++) {
-      const vf v =
-          load_cols(row + block_col(g, b, kj), g->sw, b->cnt, b->pairs);
+      vf v;
+      vm valid;
+      if (!block_tap(g, b, row, kj, &v, &valid))
+        continue;
       acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
     }
   }
   return acc;
+}
+
+/* AVG divisors of a block: the row's shared one for interior blocks, one
+ * per lane at the borders. */
+static inline vf block_divisor(const sp_geom *g, const block *b,
+                               vf interior_div) {
+  if (!b->border)
+    return interior_div;
+  float lane[SP_VL];
+  for (size_t i = 0; i < SP_VL; i++)
+    lane[i] = i < b->cnt ? sp_avg_divisor(g, b->oy, b->ox0 + i) : 1.0f;
+  return vf_load(lane);
 }
 
 /* Walks every output row of every plane: border outputs one at a time,
@@ -606,25 +724,15 @@ static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
 static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int track) {
   FOR_EACH_ROW(g, {
-    size_t ox = 0;
-    while (ox < g->ow) {
-      if (ox >= in_.lo && ox < in_.hi) {
-        const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
-        const block b = block_at(g, oy, ki0, ki1, ox, cnt);
-        vi t;
-        const vf m =
-            max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
-        store_lanes(io->y + orow + ox, m, cnt);
-        if (track)
-          store_index(io->indices, g->index_type, orow + ox, t, cnt);
-        ox += cnt;
-      } else {
-        const sp_winner best = sp_max_window(g, io->x, px, oy, ox);
-        io->y[orow + ox] = io->x[px.base + best.flat];
-        sp_store_index(io->indices, g->index_type, orow + ox, best.flat,
-                       best.tap);
-        ox++;
-      }
+    for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
+      cnt = block_len(&in_, ox, g->ow);
+      const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+      vi t;
+      const vf m =
+          max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
+      store_lanes(io->y + orow + ox, m, cnt);
+      if (track)
+        store_index(io->indices, g->index_type, orow + ox, t, cnt);
     }
   });
 }
@@ -640,25 +748,18 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int lp) {
   const int kind = lp_kind(g->p);
-  const vf inv_p = vf_set1(lp ? 1.0f / g->p : 1.0f);
+  const float inv_p = lp ? 1.0f / g->p : 1.0f;
   FOR_EACH_ROW(g, {
     /* Interior windows of a row share their divisor. */
     const vf div =
         vf_set1(in_.lo < in_.hi ? sp_avg_divisor(g, oy, in_.lo) : 1.0f);
-    size_t ox = 0;
-    while (ox < g->ow) {
-      if (ox >= in_.lo && ox < in_.hi) {
-        const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
-        const block b = block_at(g, oy, ki0, ki1, ox, cnt);
-        const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
-        const vf y = lp ? lp_root_v(kind, inv_p, acc) : vf_div(acc, div);
-        store_lanes(io->y + orow + ox, vcanon(y), cnt);
-        ox += cnt;
-      } else {
-        io->y[orow + ox] = lp ? sp_canonical(sp_lp_window(g, io->x, px, oy, ox))
-                              : sp_avg_window(g, io->x, px, oy, ox);
-        ox++;
-      }
+    for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
+      cnt = block_len(&in_, ox, g->ow);
+      const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+      const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
+      const vf y = lp ? lp_root_v(kind, inv_p, acc)
+                      : vf_div(acc, block_divisor(g, &b, div));
+      store_lanes(io->y + orow + ox, vcanon(y), cnt);
     }
   });
 }
@@ -774,12 +875,12 @@ static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
     gr = vf_div(dy, vf_set1(sp_avg_divisor(g, b->oy, b->ox0)));
   } else if (kind != LP_ONE) {
     const vf acc = sum_block_nchw(g, xp, b, 1, kind);
-    gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, vf_set1(1.0f / g->p), acc));
+    gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, 1.0f / g->p, acc));
   }
   for (size_t ki = b->ki0; ki < b->ki1; ki++) {
     const size_t iy = b->oy * g->sh + ki * g->dh - g->pt;
     for (size_t kj = 0; kj < g->kw; kj++) {
-      const size_t e = iy * g->w + block_col(g, b, kj);
+      const size_t e = (size_t)((ptrdiff_t)(iy * g->w) + block_col(g, b, kj));
       vf q = gr;
       if (mode == BWD_LP)
         q = lp_share_v(kind, g->p, gr,
@@ -793,17 +894,19 @@ static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   zero_tensor(io->dx, in_count(g));
   const size_t ew = g->dw * (g->kw - 1) + 1;
   const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
-  const int blocks = is_max || g->sw >= ew;
+  const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
   FOR_EACH_ROW(g, {
     size_t ox = 0;
     while (ox < g->ow) {
-      if (blocks && ox >= in_.lo && ox < in_.hi) {
+      if (is_max) {
+        const size_t cnt = block_len(&in_, ox, g->ow);
+        const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+        bwd_max_block_nchw(g, io, mode, px, orow, &b);
+        ox += cnt;
+      } else if (disjoint && ox >= in_.lo && ox < in_.hi) {
         const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
-        const block b = block_at(g, oy, ki0, ki1, ox, cnt);
-        if (is_max)
-          bwd_max_block_nchw(g, io, mode, px, orow, &b);
-        else
-          bwd_sum_block_nchw(g, io, mode, px, orow, &b);
+        const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+        bwd_sum_block_nchw(g, io, mode, px, orow, &b);
         ox += cnt;
       } else {
         bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
@@ -899,7 +1002,7 @@ static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
 enum { P2_MAX, P2_AVG, P2_LP };
 
 /* Forward 2x2/s2 of any method on one block of lanes. */
-static inline vf fwd2x2(int method, int kind, int track, vf pv, vf inv_p,
+static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
                         vf a00, vf a01, vf a10, vf a11, vi *tap) {
   if (method == P2_MAX) {
     /* Without NaNs, max(b, a) = b > a ? b : a is the MAX step exactly (ties
@@ -919,7 +1022,7 @@ static inline vf fwd2x2(int method, int kind, int track, vf pv, vf inv_p,
 static inline void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
                                     int method) {
   const int kind = lp_kind(g->p);
-  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const float pv = g->p, inv_p = 1.0f / g->p;
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
@@ -953,7 +1056,7 @@ static inline void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io,
                                     int method) {
   const size_t C = g->c;
   const int kind = lp_kind(g->p);
-  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const float pv = g->p, inv_p = 1.0f / g->p;
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * C;
@@ -1141,7 +1244,7 @@ static inline void global_nchw_body(const sp_geom *g, const sp_io *io,
                                     int method, int track) {
   const size_t hw = g->h * g->w, planes = g->n * g->c;
   const int kind = lp_kind(g->p);
-  const vf pv = vf_set1(g->p), inv_p = vf_set1(1.0f / g->p);
+  const float pv = g->p, inv_p = 1.0f / g->p;
   const vf div = vf_set1((float)hw);
   for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
     const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;

@@ -7,8 +7,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <sleef.h>
-
 #define SP_VL 8
 #define SP_FN(name) name##_avx2
 
@@ -39,6 +37,14 @@ static inline vf vf_load_n(const float *p, size_t n) {
 }
 static inline void vf_store_n(float *p, vf v, size_t n) {
   _mm256_maskstore_ps(p, sp_avx2_first_n(n), v);
+}
+/* Lanes [l0, l1) from p[l0..l1), the rest zero; masked lanes never fault. */
+static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m =
+      _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)l0 - 1)),
+                       _mm256_cmpgt_epi32(_mm256_set1_epi32((int)l1), lane));
+  return _mm256_maskload_ps(p, m);
 }
 /* p[0], p[s], ..., p[7s]. */
 static inline vf vf_gather(const float *p, size_t s) {
@@ -89,10 +95,6 @@ static inline vf vf_abs(vf a) {
 static inline vf vf_max_x86(vf b, vf a) {
   return _mm256_max_ps(b, a);
 }
-/* SLEEF's no-FMA AVX pow: the same bits as the scalar purec reference. */
-static inline vf vf_pow(vf a, vf b) {
-  return Sleef_powf8_u10avx(a, b);
-}
 
 static inline vm vm_gt(vf a, vf b) {
   return _mm256_cmp_ps(a, b, _CMP_GT_OQ);
@@ -109,6 +111,16 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+}
+/* Lanes l0 <= lane < l1. */
+static inline vm vm_range(size_t l0, size_t l1) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_castsi256_ps(
+      _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)l0 - 1)),
+                       _mm256_cmpgt_epi32(_mm256_set1_epi32((int)l1), lane)));
+}
+static inline vm vm_andnot(vm a, vm b) {
+  return _mm256_andnot_ps(a, b);
 }
 static inline vm vm_or(vm a, vm b) {
   return _mm256_or_ps(a, b);

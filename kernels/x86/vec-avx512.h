@@ -7,8 +7,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <sleef.h>
-
 #define SP_VL 16
 #define SP_FN(name) name##_avx512
 
@@ -38,6 +36,11 @@ static inline vf vf_load_n(const float *p, size_t n) {
 }
 static inline void vf_store_n(float *p, vf v, size_t n) {
   _mm512_mask_storeu_ps(p, sp_avx512_first_n(n), v);
+}
+/* Lanes [l0, l1) from p[l0..l1), the rest zero; masked lanes never fault. */
+static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
+  return _mm512_maskz_loadu_ps(
+      (__mmask16)(sp_avx512_first_n(l1) & ~sp_avx512_first_n(l0)), p);
 }
 /* p[0], p[s], ..., p[15s]. */
 static inline vf vf_gather(const float *p, size_t s) {
@@ -93,10 +96,6 @@ static inline vf vf_abs(vf a) {
 static inline vf vf_max_x86(vf b, vf a) {
   return _mm512_max_ps(b, a);
 }
-/* SLEEF's no-FMA AVX-512 pow: the same bits as the scalar purec reference. */
-static inline vf vf_pow(vf a, vf b) {
-  return Sleef_powf16_u10avx512fnofma(a, b);
-}
 
 static inline vm vm_gt(vf a, vf b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
@@ -113,6 +112,13 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+}
+/* Lanes l0 <= lane < l1. */
+static inline vm vm_range(size_t l0, size_t l1) {
+  return (vm)(sp_avx512_first_n(l1) & ~sp_avx512_first_n(l0));
+}
+static inline vm vm_andnot(vm a, vm b) {
+  return (vm)(~a & b);
 }
 static inline vm vm_or(vm a, vm b) {
   return (vm)(a | b);

@@ -7,8 +7,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <sleef.h>
-
 #define SP_VL 4
 #define SP_FN(name) name##_sse41
 
@@ -38,6 +36,13 @@ static inline void vf_store_n(float *p, vf v, size_t n) {
   float t[SP_VL];
   _mm_storeu_ps(t, v);
   memcpy(p, t, n * sizeof *p);
+}
+/* Lanes [l0, l1) from p[l0..l1), the rest zero; touches nothing else. */
+static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
+  float t[SP_VL] = {0};
+  for (size_t i = l0; i < l1; i++)
+    t[i] = p[i];
+  return _mm_loadu_ps(t);
 }
 /* p[0], p[s], p[2s], p[3s]. */
 static inline vf vf_gather(const float *p, size_t s) {
@@ -76,9 +81,6 @@ static inline vf vf_abs(vf a) {
 static inline vf vf_max_x86(vf b, vf a) {
   return _mm_max_ps(b, a);
 }
-static inline vf vf_pow(vf a, vf b) {
-  return Sleef_powf4_u10sse4(a, b);
-}
 
 static inline vm vm_gt(vf a, vf b) {
   return _mm_cmpgt_ps(a, b);
@@ -95,6 +97,16 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm_cmpunord_ps(a, b);
+}
+/* Lanes l0 <= lane < l1. */
+static inline vm vm_range(size_t l0, size_t l1) {
+  const __m128i lane = _mm_set_epi32(3, 2, 1, 0);
+  return _mm_castsi128_ps(
+      _mm_and_si128(_mm_cmpgt_epi32(lane, _mm_set1_epi32((int)l0 - 1)),
+                    _mm_cmplt_epi32(lane, _mm_set1_epi32((int)l1))));
+}
+static inline vm vm_andnot(vm a, vm b) {
+  return _mm_andnot_ps(a, b);
 }
 static inline vm vm_or(vm a, vm b) {
   return _mm_or_ps(a, b);
