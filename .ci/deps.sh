@@ -3,8 +3,12 @@
 set -euo pipefail
 pkgs=(gcc g++ libc6-dev pkg-config meson ninja-build check libsleef-dev
       libbenchmark-dev gnuplot-nox)
+# aarch64 cross testing (the NEON variant under qemu-user): cross compilers, qemu, and
+# the arm64 multiarch libraries the cross build links (.ci/cross/aarch64-linux-gnu.ini).
+cross_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
+            check:arm64 libsleef-dev:arm64 libbenchmark-dev:arm64)
 missing=()
-for p in "${pkgs[@]}"; do
+for p in "${pkgs[@]}" "${cross_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$p")
 done
@@ -12,6 +16,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
+  # arm64 packages need the foreign architecture, then a fresh package list.
+  if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' &&
+     ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
     --no-install-recommends "${missing[@]}"

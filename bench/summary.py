@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import shlex
 import subprocess
 import sys
 import time
@@ -53,11 +54,13 @@ def run_bench(exe, out_dir, args):
         extra.append("--benchmark_min_time=%s" % args.min_time)
     if args.filter:
         extra.append("--benchmark_filter=%s" % args.filter)
-    listed = subprocess.run([exe, "--benchmark_list_tests=true"] + extra,
+    # Under a cross build's `meson test`, the exe wrapper (qemu) runs it.
+    wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+    listed = subprocess.run(wrapper + [exe, "--benchmark_list_tests=true"] + extra,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             universal_newlines=True)
     total = len([l for l in listed.stdout.splitlines() if l.strip()])
-    cmd = [exe, "--benchmark_out=%s" % json_path, "--benchmark_out_format=json",
+    cmd = wrapper + [exe, "--benchmark_out=%s" % json_path, "--benchmark_out_format=json",
            "--benchmark_format=console", "--benchmark_color=false"] + extra
     print("running %d benchmarks: %s" % (total, " ".join(cmd)), flush=True)
     start = time.time()
