@@ -64,6 +64,37 @@ static int u8_run_ok(const uint8_t *p, size_t count, size_t limit) {
   return top < limit;
 }
 
+/* Flat I32/I64 indices of a plan whose windows never touch padding, with
+ * dilation 1 and kernel_h <= 4 (2x2, 3x3, ...): v is valid iff v - base,
+ * base being the window's top-left position, is a*w + b with a < kernel_h
+ * and b < kernel_w. The kernel row a comes from comparisons, not a
+ * division, so the loop is branch-free. Returns 1 when all are valid. */
+static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
+  const long long w = (long long)g->w, kh = (long long)g->kh;
+  const long long kw = (long long)g->kw;
+  const int nhwc = g->layout == SIMDPOOL_NHWC;
+  const size_t planes = nhwc ? g->n : g->n * g->c, lanes = nhwc ? g->c : 1;
+  const int i32 = g->index_type == SIMDPOOL_INDEX_I32;
+  size_t o = 0;
+  int bad = 0;
+  for (size_t p = 0; p < planes; p++) {
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      long long base = (long long)(oy * g->sh) * w;
+      for (size_t ox = 0; ox < g->ow; ox++, base += (long long)g->sw) {
+        for (size_t l = 0; l < lanes; l++, o++) {
+          const long long v = i32 ? (long long)((const int32_t *)indices)[o]
+                                  : (long long)((const int64_t *)indices)[o];
+          const long long r = v - base;
+          const long long a = (r >= w) + (r >= 2 * w) + (r >= 3 * w);
+          const long long b = r - a * w;
+          bad |= (r < 0) | (a >= kh) | (b >= kw);
+        }
+      }
+    }
+  }
+  return !bad;
+}
+
 /* Checks that every index names a valid tap of its own window, so kernels
  * can trust them. Returns the first bad element or SIZE_MAX. */
 static size_t find_bad_index(const sp_geom *g, const void *indices,
@@ -80,11 +111,17 @@ static size_t find_bad_index(const sp_geom *g, const void *indices,
     }
   }
   const col_span in = interior(g);
-  /* No window touches padding: U8 needs only one pass over all indices. */
+  /* No window touches padding: one tight pass for U8, and for flat indices
+   * of undilated windows up to 4 rows high. A failing pass falls through to
+   * the general walk, which also finds the first bad element. */
   const size_t eh = g->dh * (g->kh - 1) + 1;
-  if (ntaps && g->pt == 0 && (g->oh - 1) * g->sh + eh <= g->h && in.lo == 0 &&
-      in.hi == g->ow &&
+  const int no_padding = g->pt == 0 && (g->oh - 1) * g->sh + eh <= g->h &&
+                         in.lo == 0 && in.hi == g->ow;
+  if (no_padding && ntaps &&
       u8_run_ok((const uint8_t *)indices, g->n * g->c * g->oh * g->ow, ntaps))
+    return SIZE_MAX;
+  if (no_padding && !ntaps && g->dh == 1 && g->dw == 1 && g->kh <= 4 &&
+      flat_all_interior_ok(g, indices))
     return SIZE_MAX;
   const int nhwc = g->layout == SIMDPOOL_NHWC;
   const size_t planes = nhwc ? g->n : g->n * g->c; /* outer loop */
