@@ -620,16 +620,28 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp,
      * a NaN reruns the block with compare-and-select. */
     vf m = ninf;
     vm bad = vm_range(0, 0);
-    for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-      const float *row = block_row(g, xp, b, ki);
-      for (size_t kj = 0; kj < g->kw; kj++) {
-        vf v;
-        vm valid;
-        if (!block_tap(g, b, row, kj, &v, &valid))
-          continue;
-        v = vf_select(valid, ninf, v);
-        bad = vm_or(bad, vm_unord(v, v));
-        m = vf_max_x86(v, m);
+    if (!b->border && g->sw == 1 && b->cnt == SP_VL) {
+      /* The common full interior block at stride 1: plain loads. */
+      for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+        const float *row = block_row(g, xp, b, ki) + block_col(g, b, 0);
+        for (size_t kj = 0; kj < g->kw; kj++) {
+          const vf v = vf_load(row + kj * g->dw);
+          bad = vm_or(bad, vm_unord(v, v));
+          m = vf_max_x86(v, m);
+        }
+      }
+    } else {
+      for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+        const float *row = block_row(g, xp, b, ki);
+        for (size_t kj = 0; kj < g->kw; kj++) {
+          vf v;
+          vm valid;
+          if (!block_tap(g, b, row, kj, &v, &valid))
+            continue;
+          v = vf_select(valid, ninf, v);
+          bad = vm_or(bad, vm_unord(v, v));
+          m = vf_max_x86(v, m);
+        }
       }
     }
     if (!vm_any(bad)) {
@@ -675,6 +687,17 @@ static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
                                 const block *b, int lp, int kind) {
   const float pv = g->p;
   vf acc = vf_zero();
+  if (!b->border && g->sw == 1 && b->cnt == SP_VL) {
+    /* The common full interior block at stride 1: plain loads. */
+    for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+      const float *row = block_row(g, xp, b, ki) + block_col(g, b, 0);
+      for (size_t kj = 0; kj < g->kw; kj++) {
+        const vf v = vf_load(row + kj * g->dw);
+        acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
+      }
+    }
+    return acc;
+  }
   for (size_t ki = b->ki0; ki < b->ki1; ki++) {
     const float *row = block_row(g, xp, b, ki);
     for (size_t kj = 0; kj < g->kw; kj++) {
