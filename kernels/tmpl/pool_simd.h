@@ -243,6 +243,68 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
   return m;
 }
 
+/* Four full channel blocks of one window at once (C >= 4 * SP_VL): one
+ * tap address feeds four loads, and four independent chains hide latency.
+ * Each lane still sees its window's taps in row-major order. */
+#define NHWC_UNROLL 4
+
+/* MAX without indices; returns 0 when a NaN needs the exact path. */
+static inline int max4_nhwc(const sp_geom *g, const float *xn,
+                            const window *win, size_t c, float *y) {
+  const size_t C = g->c;
+  const vf ninf = vf_set1(-INFINITY);
+  vf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  vm bad = vm_range(0, 0);
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const float *p = xn + tap_flat(g, win, ki, kj) * C + c;
+      const vf v0 = vf_load(p), v1 = vf_load(p + SP_VL);
+      const vf v2 = vf_load(p + 2 * SP_VL), v3 = vf_load(p + 3 * SP_VL);
+      bad = vm_or(bad, vm_or(vm_unord(v0, v1), vm_unord(v2, v3)));
+      m0 = vf_max_x86(v0, m0);
+      m1 = vf_max_x86(v1, m1);
+      m2 = vf_max_x86(v2, m2);
+      m3 = vf_max_x86(v3, m3);
+    }
+  }
+  if (vm_any(bad))
+    return 0;
+  vf_store(y, m0);
+  vf_store(y + SP_VL, m1);
+  vf_store(y + 2 * SP_VL, m2);
+  vf_store(y + 3 * SP_VL, m3);
+  return 1;
+}
+
+/* The sum of AVG (lp = 0) or of the LP terms of four channel blocks. */
+static inline void sum4_nhwc(const sp_geom *g, const float *xn,
+                             const window *win, size_t c, int lp, int kind,
+                             vf acc[NHWC_UNROLL]) {
+  const size_t C = g->c;
+  vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const float *p = xn + tap_flat(g, win, ki, kj) * C + c;
+      vf v0 = vf_load(p), v1 = vf_load(p + SP_VL);
+      vf v2 = vf_load(p + 2 * SP_VL), v3 = vf_load(p + 3 * SP_VL);
+      if (lp) {
+        v0 = lp_term_v(kind, g->p, v0);
+        v1 = lp_term_v(kind, g->p, v1);
+        v2 = lp_term_v(kind, g->p, v2);
+        v3 = lp_term_v(kind, g->p, v3);
+      }
+      a0 = vf_add(a0, v0);
+      a1 = vf_add(a1, v1);
+      a2 = vf_add(a2, v2);
+      a3 = vf_add(a3, v3);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
 static inline void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
                                          int track) {
   const size_t C = g->c;
@@ -252,7 +314,12 @@ static inline void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
-        for (size_t c = 0; c < C; c += SP_VL) {
+        size_t c = 0;
+        if (!track)
+          while (c + NHWC_UNROLL * SP_VL <= C &&
+                 max4_nhwc(g, xn, &win, c, io->y + o + c))
+            c += NHWC_UNROLL * SP_VL;
+        for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi t;
           const vf m =
@@ -333,7 +400,15 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
         const window win = window_at(g, oy, ox);
         const vf div = vf_set1(sp_avg_divisor(g, oy, ox));
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
-        for (size_t c = 0; c < C; c += SP_VL) {
+        size_t c = 0;
+        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
+          vf acc[NHWC_UNROLL];
+          sum4_nhwc(g, xn, &win, c, 0, 0, acc);
+          for (int u = 0; u < NHWC_UNROLL; u++)
+            vf_store(io->y + o + c + (size_t)u * SP_VL,
+                     vcanon(vf_div(acc[u], div)));
+        }
+        for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vf acc = vf_zero();
           for (size_t ki = win.ki0; ki < win.ki1; ki++)
@@ -397,7 +472,15 @@ void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
-        for (size_t c = 0; c < C; c += SP_VL) {
+        size_t c = 0;
+        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
+          vf acc[NHWC_UNROLL];
+          sum4_nhwc(g, xn, &win, c, 1, kind, acc);
+          for (int u = 0; u < NHWC_UNROLL; u++)
+            vf_store(io->y + o + c + (size_t)u * SP_VL,
+                     vcanon(lp_root_v(kind, 1.0f / g->p, acc[u])));
+        }
+        for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           store_lanes(io->y + o + c,
                       vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind)), cn);
