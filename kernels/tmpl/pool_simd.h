@@ -827,15 +827,42 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
     }                                                                          \
   } while (0)
 
+/* 3x3/stride-2 MAX without indices on a full interior block of a row whose
+ * three kernel rows are all inside: each kernel row's taps are the even,
+ * odd and next-even inputs, so one pair of de-interleaves serves a row.
+ * Rows fold first, then row 0 with 1 with 2: DESIGN.md's ordered tree.
+ * Returns 0 (nothing stored) when a NaN needs the exact path. */
+static inline int max3x3s2_block(const sp_geom *g, const float *xp,
+                                 const block *b, vf *out) {
+  vm bad = vm_range(0, 0);
+  vf acc = vf_zero();
+  for (size_t r = 0; r < 3; r++) {
+    const float *p = block_row(g, xp, b, r) + block_col(g, b, 0);
+    vf e0, o0, e2, o2;
+    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &e0, &o0);
+    vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &e2, &o2);
+    (void)o2;
+    bad = vm_or(bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
+    const vf row = vf_max_x86(e2, vf_max_x86(o0, e0));
+    acc = r == 0 ? row : vf_max_x86(row, acc);
+  }
+  if (vm_any(bad))
+    return 0;
+  *out = acc;
+  return 1;
+}
+
 static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
-                                         int track) {
+                                         int track, int k3s2) {
   FOR_EACH_ROW(g, {
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       vi t;
-      const vf m =
-          max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
+      vf m;
+      if (!(k3s2 && b.pairs && ki0 == 0 && ki1 == 3 &&
+            max3x3s2_block(g, io->x + px.base, &b, &m)))
+        m = max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
       store_lanes(io->y + orow + ox, m, cnt);
       if (track)
         store_index(io->indices, g->index_type, orow + ox, t, cnt);
@@ -845,9 +872,14 @@ static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
 
 void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
-    maxpool_fwd_nchw_body(g, io, 0);
+    maxpool_fwd_nchw_body(g, io, 0, 0);
   else
-    maxpool_fwd_nchw_body(g, io, 1);
+    maxpool_fwd_nchw_body(g, io, 1, 0);
+}
+
+/* SP_SHAPE_3X3S2P1 without indices (the ResNet stem). */
+void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  maxpool_fwd_nchw_body(g, io, 0, 1);
 }
 
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
