@@ -685,7 +685,7 @@ static inline int block_tap(const sp_geom *g, const block *b, const float *row,
   return 1;
 }
 
-/* Dot product of dilated rows: the input row of kernel row ki. */
+/* The input row that kernel row ki of the block reads. */
 static inline const float *block_row(const sp_geom *g, const float *xp,
                                      const block *b, size_t ki) {
   return xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
@@ -806,9 +806,9 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
   return vf_load(lane);
 }
 
-/* Walks every output row of every plane: border outputs one at a time,
- * interior outputs in blocks, left to right. The caller's `visit` macro-like
- * callbacks are the two functions below, per operation. */
+/* Runs `body` for every output row of every plane, in memory order, with
+ * in_ (the interior columns), px/py (the plane), oy, the valid kernel rows
+ * [ki0, ki1) and orow (the row's first output element) in scope. */
 #define FOR_EACH_ROW(g, body)                                                  \
   do {                                                                         \
     const row_span in_ = interior_cols(g);                                     \
