@@ -14,6 +14,7 @@
  * touch padding, and row tails shorter than a vector run the scalar
  * one-output helpers of kernel_util.h, the very code of the reference. */
 
+#include <float.h>
 #include <string.h>
 
 #include "kernel_util.h"
@@ -156,6 +157,29 @@ static inline void canonicalize(float *dx, size_t count) {
     vf_store(dx + i, vcanon(vf_load(dx + i)));
   if (i < count)
     vf_store_n(dx + i, vcanon(vf_load_n(dx + i, count - i)), count - i);
+}
+
+/* Is every dy finite? Then MAX and AVG backward cannot make a NaN: they
+ * only add finite values (dy, dy / divisor) to dx, and a running sum of
+ * finite values can reach +inf or -inf but never both, so canonicalizing
+ * dx afterwards can be skipped. */
+static inline int all_finite(const float *p, size_t count) {
+  const vf big = vf_set1(FLT_MAX);
+  vm bad = vm_range(0, 0);
+  size_t i = 0;
+  for (; i + SP_VL <= count; i += SP_VL) {
+    const vf v = vf_load(p + i);
+    bad = vm_or(bad, vm_or(vm_unord(v, v), vm_gt(vf_abs(v), big)));
+  }
+  if (i < count) {
+    const vf v = vf_load_n(p + i, count - i);
+    bad = vm_or(bad, vm_or(vm_unord(v, v), vm_gt(vf_abs(v), big)));
+  }
+  return !vm_any(bad);
+}
+
+static inline size_t out_count(const sp_geom *g) {
+  return g->n * g->c * g->oh * g->ow;
 }
 
 static inline void zero_tensor(float *p, size_t count) {
@@ -380,7 +404,8 @@ static inline void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
       }
     }
   }
-  canonicalize(io->dx, in_count(g));
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
 }
 
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
@@ -445,7 +470,8 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
       }
     }
   }
-  canonicalize(io->dx, in_count(g));
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
 }
 
 /* y of one LP channel block, before canonicalization. */
@@ -974,9 +1000,28 @@ static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
 }
 
 /* MAX: winners of a block as flat positions, then one add per lane. */
+/* U8 backward: a tap number's offset from its window's top-left position,
+ * (t / kernel_w) * dilation_h * w + (t % kernel_w) * dilation_w, built once
+ * per call so the lanes need no division. */
+typedef struct tap_offsets {
+  int32_t off[256];
+} tap_offsets;
+
+static inline void tap_offsets_init(const sp_geom *g, tap_offsets *t) {
+  const size_t taps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;
+  for (size_t i = 0, ki = 0, kj = 0; i < taps; i++) {
+    t->off[i] = (int32_t)(ki * g->dh * g->w + kj * g->dw);
+    if (++kj == g->kw) {
+      kj = 0;
+      ki++;
+    }
+  }
+}
+
+/* MAX: winners of a block as flat positions, then one add per lane. */
 static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
                                       int mode, sp_plane px, size_t orow,
-                                      const block *b) {
+                                      const block *b, const tap_offsets *taps) {
   int32_t flat[SP_VL];
   if (mode == BWD_MAX) {
     vi t;
@@ -986,12 +1031,13 @@ static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
     vi_store_i32(flat,
                  load_index(io->indices, g->index_type, orow + b->ox0, b->cnt));
     if (g->index_type == SIMDPOOL_INDEX_U8) {
-      for (size_t i = 0; i < b->cnt; i++) {
-        const size_t tap = (size_t)flat[i];
-        const size_t iy = b->oy * g->sh + (tap / g->kw) * g->dh - g->pt;
-        const size_t ix = (b->ox0 + i) * g->sw + (tap % g->kw) * g->dw - g->pl;
-        flat[i] = (int32_t)(iy * g->w + ix);
-      }
+      /* Top-left of lane i's window (may lie in the padding). */
+      const ptrdiff_t corner =
+          ((ptrdiff_t)(b->oy * g->sh) - (ptrdiff_t)g->pt) * (ptrdiff_t)g->w +
+          (ptrdiff_t)(b->ox0 * g->sw) - (ptrdiff_t)g->pl;
+      for (size_t i = 0; i < b->cnt; i++)
+        flat[i] = (int32_t)(corner + (ptrdiff_t)(i * g->sw) +
+                            taps->off[(uint8_t)flat[i]]);
     }
   }
   const float *dy = io->dy + orow + b->ox0;
@@ -1030,6 +1076,8 @@ static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
 
 static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   zero_tensor(io->dx, in_count(g));
+  tap_offsets taps;
+  tap_offsets_init(g, &taps);
   const size_t ew = g->dw * (g->kw - 1) + 1;
   const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
   const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
@@ -1039,7 +1087,7 @@ static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
       if (is_max) {
         const size_t cnt = block_len(&in_, ox, g->ow);
         const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-        bwd_max_block_nchw(g, io, mode, px, orow, &b);
+        bwd_max_block_nchw(g, io, mode, px, orow, &b, &taps);
         ox += cnt;
       } else if (disjoint && ox >= in_.lo && ox < in_.hi) {
         const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
@@ -1052,7 +1100,9 @@ static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
       }
     }
   });
-  canonicalize(io->dx, in_count(g));
+  /* LP can make a NaN from finite inputs (0 * inf); MAX and AVG cannot. */
+  if (mode == BWD_LP || !all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
 }
 
 void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
