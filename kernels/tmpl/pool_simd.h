@@ -210,6 +210,16 @@ static inline window window_at(const sp_geom *g, size_t oy, size_t ox) {
   return win;
 }
 
+/* AVG divisor of a window: a window with every tap inside the input has
+ * kernel_h * kernel_w under either count_include_pad rule (the padded range
+ * contains the input), so only border windows need counting. */
+static inline float window_divisor(const sp_geom *g, const window *win,
+                                   size_t oy, size_t ox) {
+  if (win->ki1 - win->ki0 == g->kh && win->kj1 - win->kj0 == g->kw)
+    return (float)(g->kh * g->kw);
+  return sp_avg_divisor(g, oy, ox);
+}
+
 /* Flat input position of tap (ki, kj) of a window. */
 static inline size_t tap_flat(const sp_geom *g, const window *win, size_t ki,
                               size_t kj) {
@@ -423,7 +433,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(sp_avg_divisor(g, oy, ox));
+        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
@@ -455,7 +465,7 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(sp_avg_divisor(g, oy, ox));
+        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
