@@ -1,5 +1,4 @@
-/* readme_example.c — the usage example shown in README.md (a test keeps the two
- * identical). */
+/* readme_example.c — README.md's usage example, kept identical by a test. */
 #include <stdint.h>
 #include <stdio.h>
 
