@@ -118,15 +118,21 @@ static inline sp_winner sp_max_window(const sp_geom *g, const float *x,
   return best;
 }
 
-/* Number of taps of one axis whose position lies in [lo, hi). */
+/* Number of taps of one axis whose position lies in [lo, hi): the taps sit
+ * at start + i*dil for i in [0, k), so the count is the overlap of [0, k)
+ * with [ceil((lo - start) / dil), ceil((hi - start) / dil)). */
 static inline size_t sp_taps_in(size_t o, size_t stride, size_t pad, size_t k,
                                 size_t dil, ptrdiff_t lo, ptrdiff_t hi) {
-  size_t count = 0;
-  for (size_t i = 0; i < k; i++) {
-    ptrdiff_t pos = sp_tap_pos(o, stride, pad, i, dil);
-    count += pos >= lo && pos < hi;
-  }
-  return count;
+  const ptrdiff_t start = (ptrdiff_t)(o * stride) - (ptrdiff_t)pad;
+  const ptrdiff_t d = (ptrdiff_t)dil, kk = (ptrdiff_t)k;
+  ptrdiff_t i0 = 0, i1 = 0;
+  if (lo > start)
+    i0 = d == 1 ? lo - start : (lo - start + d - 1) / d;
+  if (hi > start)
+    i1 = d == 1 ? hi - start : (hi - start + d - 1) / d;
+  if (i1 > kk)
+    i1 = kk;
+  return i1 > i0 ? (size_t)(i1 - i0) : 0;
 }
 
 /* AVG divisor of the window at (oy, ox): valid taps, or with
