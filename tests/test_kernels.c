@@ -128,11 +128,12 @@ static void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
   const size_t n = rnd_range(1, 2);
   /* Channels sweep 1 .. 3*16+1 for NHWC (lanes over channels), and now and
    * then 50..90 so the four-block unrolled paths run at 16 lanes too; NCHW
-   * keeps few channels and sweeps widths instead. */
+   * mostly keeps few channels and sweeps widths, and a quarter of the time
+   * has 8..40 planes so the lanes-over-planes path for short rows runs. */
   const size_t c = e->layout == SIMDPOOL_NHWC
                        ? (rnd() % 4 ? rnd_range(1, 49) : rnd_range(50, 90))
-                       : rnd_range(1, 3);
-  const size_t wmax = e->layout == SIMDPOOL_NHWC ? 12 : 70;
+                       : (rnd() % 4 ? rnd_range(1, 3) : rnd_range(8, 40));
+  const size_t wmax = e->layout == SIMDPOOL_NHWC ? 12 : c >= 8 ? 24 : 70;
   size_t h = rnd_range(1, 12), w = rnd_range(1, wmax);
   size_t k = rnd_range(1, 4), kw2 = rnd_range(1, 4);
   simdpool_desc_init(d, e->method, e->layout, n, c, h, w, k, kw2);
