@@ -727,6 +727,29 @@ static inline const float *block_row(const sp_geom *g, const float *xp,
   return xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
 }
 
+/* Runs the body (the last argument) for every valid tap of block b in row-major
+ * order, with ki, kj, v (the tap's inputs, zero in padding lanes) and valid
+ * (its lanes) in scope. Full interior blocks at stride 1, the common case, take
+ * plain loads without the per-tap border machinery. */
+#define FOR_EACH_BLOCK_TAP(g, xp, b, ...)                                      \
+  do {                                                                         \
+    const int plain_ = !(b)->border && (g)->sw == 1 && (b)->cnt == SP_VL;      \
+    for (size_t ki = (b)->ki0; ki < (b)->ki1; ki++) {                          \
+      const float *row_ = block_row(g, xp, b, ki);                             \
+      for (size_t kj = 0; kj < (g)->kw; kj++) {                                \
+        vf v;                                                                  \
+        vm valid;                                                              \
+        if (plain_) {                                                          \
+          v = vf_load(row_ + block_col(g, b, kj));                             \
+          valid = vm_range(0, SP_VL);                                          \
+        } else if (!block_tap(g, b, row_, kj, &v, &valid)) {                   \
+          continue;                                                            \
+        }                                                                      \
+        __VA_ARGS__                                                            \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
 /* Running max of a block; *t receives the winners' index values (flat, or
  * tap number for U8) when track is set. */
 static inline vf max_block_nchw(const sp_geom *g, const float *xp,
@@ -739,30 +762,11 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp,
      * a NaN reruns the block with compare-and-select. */
     vf m = ninf;
     vm bad = vm_range(0, 0);
-    if (!b->border && g->sw == 1 && b->cnt == SP_VL) {
-      /* The common full interior block at stride 1: plain loads. */
-      for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-        const float *row = block_row(g, xp, b, ki) + block_col(g, b, 0);
-        for (size_t kj = 0; kj < g->kw; kj++) {
-          const vf v = vf_load(row + kj * g->dw);
-          bad = vm_or(bad, vm_unord(v, v));
-          m = vf_max_x86(v, m);
-        }
-      }
-    } else {
-      for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-        const float *row = block_row(g, xp, b, ki);
-        for (size_t kj = 0; kj < g->kw; kj++) {
-          vf v;
-          vm valid;
-          if (!block_tap(g, b, row, kj, &v, &valid))
-            continue;
-          v = vf_select(valid, ninf, v);
-          bad = vm_or(bad, vm_unord(v, v));
-          m = vf_max_x86(v, m);
-        }
-      }
-    }
+    FOR_EACH_BLOCK_TAP(g, xp, b, {
+      v = vf_select(valid, ninf, v);
+      bad = vm_or(bad, vm_unord(v, v));
+      m = vf_max_x86(v, m);
+    });
     if (!vm_any(bad)) {
       *t = vi_set1(0);
       return m;
@@ -773,28 +777,21 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp,
   vf m = vf_zero();
   vi idx = vi_set1(0);
   vm found = vm_range(0, 0);
-  for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-    const float *row = block_row(g, xp, b, ki);
-    const size_t iy = b->oy * g->sh + ki * g->dh - g->pt;
-    for (size_t kj = 0; kj < g->kw; kj++) {
-      vf v;
-      vm valid;
-      if (!block_tap(g, b, row, kj, &v, &valid))
-        continue;
-      const vm r =
-          vm_or(vm_andnot(found, valid), vm_and(valid, mx_replaces(v, m)));
-      found = vm_or(found, valid);
-      m = vf_select(r, m, v);
-      if (track) {
-        const vi val = it == SIMDPOOL_INDEX_U8
-                           ? vi_set1((int32_t)(ki * g->kw + kj))
-                           : vi_ramp((int32_t)((ptrdiff_t)(iy * g->w) +
-                                               block_col(g, b, kj)),
-                                     (int32_t)g->sw);
-        idx = vi_select(r, idx, val);
-      }
+  FOR_EACH_BLOCK_TAP(g, xp, b, {
+    const vm r =
+        vm_or(vm_andnot(found, valid), vm_and(valid, mx_replaces(v, m)));
+    found = vm_or(found, valid);
+    m = vf_select(r, m, v);
+    if (track) {
+      const ptrdiff_t iy = (ptrdiff_t)(b->oy * g->sh + ki * g->dh - g->pt);
+      const vi val =
+          it == SIMDPOOL_INDEX_U8
+              ? vi_set1((int32_t)(ki * g->kw + kj))
+              : vi_ramp((int32_t)(iy * (ptrdiff_t)g->w + block_col(g, b, kj)),
+                        (int32_t)g->sw);
+      idx = vi_select(r, idx, val);
     }
-  }
+  });
   *t = idx;
   return m;
 }
@@ -804,29 +801,11 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp,
  * t(0) = 0 adds nothing for LP. */
 static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
                                 const block *b, int lp, int kind) {
-  const float pv = g->p;
   vf acc = vf_zero();
-  if (!b->border && g->sw == 1 && b->cnt == SP_VL) {
-    /* The common full interior block at stride 1: plain loads. */
-    for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-      const float *row = block_row(g, xp, b, ki) + block_col(g, b, 0);
-      for (size_t kj = 0; kj < g->kw; kj++) {
-        const vf v = vf_load(row + kj * g->dw);
-        acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
-      }
-    }
-    return acc;
-  }
-  for (size_t ki = b->ki0; ki < b->ki1; ki++) {
-    const float *row = block_row(g, xp, b, ki);
-    for (size_t kj = 0; kj < g->kw; kj++) {
-      vf v;
-      vm valid;
-      if (!block_tap(g, b, row, kj, &v, &valid))
-        continue;
-      acc = vf_add(acc, lp ? lp_term_v(kind, pv, v) : v);
-    }
-  }
+  FOR_EACH_BLOCK_TAP(g, xp, b, {
+    (void)valid;
+    acc = vf_add(acc, lp ? lp_term_v(kind, g->p, v) : v);
+  });
   return acc;
 }
 
@@ -842,10 +821,11 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
   return vf_load(lane);
 }
 
-/* Runs `body` for every output row of every plane, in memory order, with
- * in_ (the interior columns), px/py (the plane), oy, the valid kernel rows
- * [ki0, ki1) and orow (the row's first output element) in scope. */
-#define FOR_EACH_ROW(g, body)                                                  \
+/* Runs the body (the last argument) for every output row of every plane, in
+ * memory order, with in_ (the interior columns), px/py (the plane), oy, the
+ * valid kernel rows [ki0, ki1) and orow (the row's first output element) in
+ * scope. */
+#define FOR_EACH_ROW(g, ...)                                                   \
   do {                                                                         \
     const row_span in_ = interior_cols(g);                                     \
     for (size_t n = 0; n < (g)->n; n++) {                                      \
@@ -857,7 +837,7 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
           sp_tap_range(oy, (g)->sh, (g)->pt, (g)->kh, (g)->dh, (g)->h, &ki0,   \
                        &ki1);                                                  \
           const size_t orow = py.base + oy * (g)->ow;                          \
-          body                                                                 \
+          __VA_ARGS__                                                          \
         }                                                                      \
       }                                                                        \
     }                                                                          \
