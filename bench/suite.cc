@@ -155,7 +155,7 @@ bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
 size_t pass_bytes(const sp_geom &g, const OpVariant &op) {
   const size_t f = sizeof(float);
   const size_t in = g.n * g.c * g.h * g.w, out = g.n * g.c * g.oh * g.ow;
-  const size_t idx = out * index_size(op.index_type);
+  const size_t idx = out * sp_index_size(op.index_type);
   switch (op.call) {
   case Call::Forward: // read x, write y (+ indices)
     return in * f + out * f + idx;
@@ -177,19 +177,6 @@ sp_op kernel_op(Call call) {
     return SP_OP_BWD_IDX;
   }
   return SP_OP_FWD;
-}
-
-size_t index_size(simdpool_index_type t) {
-  switch (t) {
-  case SIMDPOOL_INDEX_I32:
-    return 4;
-  case SIMDPOOL_INDEX_I64:
-    return 8;
-  case SIMDPOOL_INDEX_U8:
-    return 1;
-  default:
-    return 0;
-  }
 }
 
 const char *index_suffix(simdpool_index_type t) {

@@ -68,7 +68,6 @@ size_t pass_bytes(const sp_geom &g, const OpVariant &op);
 // The registry op a call runs.
 sp_op kernel_op(Call call);
 
-size_t index_size(simdpool_index_type t);        // bytes per index, 0 for NONE
 const char *index_suffix(simdpool_index_type t); // "", "i32", "i64", "u8"
 const char *layout_name(simdpool_layout l);      // "nchw", "nhwc"
 const char *method_name(simdpool_method m);      // "max", "avg", "lp"

@@ -305,12 +305,10 @@ simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
   const size_t nc = mul_checked(d->n, d->c, &ok);
   const size_t in_plane = mul_checked(d->h, d->w, &ok);
   const size_t out_plane = mul_checked(g->oh, g->ow, &ok);
-  static const size_t index_bytes[] = {0, sizeof(int32_t), sizeof(int64_t),
-                                       sizeof(uint8_t)};
   const size_t out_count = mul_checked(nc, out_plane, &ok);
   mul_checked(mul_checked(nc, in_plane, &ok), sizeof(float), &ok);
   mul_checked(out_count, sizeof(float), &ok);
-  mul_checked(out_count, index_bytes[d->index_type], &ok);
+  mul_checked(out_count, sp_index_size(d->index_type), &ok);
   if (!ok)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "n=%zu c=%zu h=%zu w=%zu (output %zux%zu): a tensor's byte "

@@ -70,6 +70,21 @@ typedef enum {
   (SP_IDX_BIT(SIMDPOOL_INDEX_I32) | SP_IDX_BIT(SIMDPOOL_INDEX_I64) |           \
    SP_IDX_BIT(SIMDPOOL_INDEX_U8))
 
+/* Bytes per index of an index type; 0 for SIMDPOOL_INDEX_NONE. */
+static inline size_t sp_index_size(simdpool_index_type t) {
+  switch (t) {
+  case SIMDPOOL_INDEX_I32:
+    return sizeof(int32_t);
+  case SIMDPOOL_INDEX_I64:
+    return sizeof(int64_t);
+  case SIMDPOOL_INDEX_U8:
+    return sizeof(uint8_t);
+  case SIMDPOOL_INDEX_NONE:
+    break;
+  }
+  return 0;
+}
+
 typedef struct sp_kernel_entry {
   const char *name; /* e.g. "maxpool_fwd_nchw_scalar" */
   simdpool_isa isa;

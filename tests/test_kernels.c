@@ -217,19 +217,6 @@ static const sp_kernel_entry *reference_of(const sp_kernel_entry *e,
   return NULL;
 }
 
-static size_t index_size(simdpool_index_type it) {
-  switch (it) {
-  case SIMDPOOL_INDEX_I32:
-    return 4;
-  case SIMDPOOL_INDEX_I64:
-    return 8;
-  case SIMDPOOL_INDEX_U8:
-    return 1;
-  default:
-    return 0;
-  }
-}
-
 static void describe(char *s, size_t len, const sp_geom *g) {
   snprintf(s, len,
            "n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu d=%zux%zu "
@@ -287,8 +274,8 @@ static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
   const int fwd = e->op == SP_OP_FWD;
   const size_t out_count = fwd ? ny : nx;
   buf want = buf_new(out_count, 4), got = buf_new(out_count, 4);
-  buf want_idx = buf_new(ny, index_size(it) ? index_size(it) : 1);
-  buf got_idx = buf_new(ny, index_size(it) ? index_size(it) : 1);
+  buf want_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
+  buf got_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
 
   if (e->op == SP_OP_BWD_IDX) {
     /* Backward from indices reads the winners of the reference forward. */
