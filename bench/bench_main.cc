@@ -185,6 +185,18 @@ void build_specs() {
       for (simdpool_layout layout : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
         if (!resolve(cs, op, layout, &g, &err))
           continue;
+        // One benchmark of this case, op and layout, named op/layout/case/who.
+        const auto case_spec = [&](Kind kind, const std::string &who) {
+          Spec s;
+          s.kind = kind;
+          s.cs = &cs;
+          s.op = op;
+          s.layout = layout;
+          s.bytes = bytes;
+          s.name =
+              op.name + "/" + layout_name(layout) + "/" + cs.name + "/" + who;
+          return s;
+        };
         for (int i = SIMDPOOL_ISA_SCALAR; isa_of_interest(i); i++) {
           const simdpool_isa isa = (simdpool_isa)i;
           if (!sp_isa_built(isa))
@@ -192,30 +204,16 @@ void build_specs() {
           const sp_kernel_entry *e = plan_kernel(isa, g, op);
           if (!e)
             continue; // this ISA does not claim the method/layout/op
-          Spec s;
-          s.kind = Kind::Plan;
-          s.cs = &cs;
-          s.op = op;
-          s.layout = layout;
+          Spec s = case_spec(Kind::Plan, isa_name(isa));
           s.isa = isa;
           s.entry = e;
-          s.bytes = bytes;
-          s.name = op.name + "/" + layout_name(layout) + "/" + cs.name + "/" +
-                   isa_name(isa);
           g_specs.push_back(s);
         }
         for (Peer p : peers_built()) {
           if (!peer_supports(p, cs, op, layout, nullptr))
             continue;
-          Spec s;
-          s.kind = Kind::Peer;
-          s.cs = &cs;
-          s.op = op;
-          s.layout = layout;
+          Spec s = case_spec(Kind::Peer, peer_name(p));
           s.peer = p;
-          s.bytes = bytes;
-          s.name = op.name + "/" + layout_name(layout) + "/" + cs.name + "/" +
-                   peer_name(p);
           g_specs.push_back(s);
         }
       }
@@ -506,7 +504,7 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   const sp_geom &g = ws.g;
   ws.in = g.n * g.c * g.h * g.w;
   ws.out = g.n * g.c * g.oh * g.ow;
-  const size_t isz = index_size(op.index_type);
+  const size_t isz = sp_index_size(op.index_type);
   ws.x.reset(ws.in * sizeof(float));
   ws.dx.reset(ws.in * sizeof(float));
   ws.y.reset(ws.out * sizeof(float));
