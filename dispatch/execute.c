@@ -171,22 +171,127 @@ static size_t find_bad_index(const sp_geom *g, const void *indices,
   return SIZE_MAX;
 }
 
-simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
-                                 float *y, void *indices) {
+/* ------------------------------------------------------------ checks */
+
+/* The bytes one tensor of the call spans. */
+typedef struct span {
+  uintptr_t lo, hi; /* [lo, hi); lo == hi for an absent tensor */
+} span;
+
+static span span_of(const void *p, size_t bytes) {
+  span r = {(uintptr_t)p, (uintptr_t)p};
+  if (p)
+    r.hi += bytes;
+  return r;
+}
+
+static int overlap(span a, span b) {
+  return a.lo < a.hi && b.lo < b.hi && a.lo < b.hi && b.lo < a.hi;
+}
+
+static size_t in_elems(const sp_geom *g) {
+  return g->n * g->c * g->h * g->w; /* bounded at plan creation */
+}
+
+static size_t out_elems(const sp_geom *g) {
+  return g->n * g->c * g->oh * g->ow;
+}
+
+/* The checks of a forward call; on success the kernel may run. */
+static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
+                                     const float *y, const void *indices,
+                                     const char *fn) {
   if (!plan)
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "forward: plan is NULL");
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: plan is NULL", fn);
   if (!x || !y)
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "forward: %s is NULL",
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                    !x ? "x" : "y");
-  const int has_index = plan->geom.index_type != SIMDPOOL_INDEX_NONE;
+  const sp_geom *g = &plan->geom;
+  const int has_index = g->index_type != SIMDPOOL_INDEX_NONE;
   if (has_index && !indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "forward: indices is NULL but the plan writes indices "
+                   "%s: indices is NULL but the plan writes indices "
                    "(index_type=%d)",
-                   (int)plan->geom.index_type);
+                   fn, (int)g->index_type);
   if (!has_index && indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "forward: indices given but the plan has index_type=NONE");
+                   "%s: indices given but the plan has index_type=NONE", fn);
+  const span sx = span_of(x, in_elems(g) * sizeof(float));
+  const span sy = span_of(y, out_elems(g) * sizeof(float));
+  const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
+  if (overlap(sx, sy) || overlap(sx, si) || overlap(sy, si))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s: %s overlap (the call reads and writes distinct "
+                   "buffers)",
+                   fn,
+                   overlap(sx, sy)   ? "x and y"
+                   : overlap(sx, si) ? "x and indices"
+                                     : "y and indices");
+  return SIMDPOOL_OK;
+}
+
+/* The checks of a backward call (index validation included); on success *op
+ * is the kernel to run. */
+static simdpool_status check_backward(const simdpool_plan *plan,
+                                      const float *dy, const void *indices,
+                                      const float *x, const float *dx,
+                                      const char *fn, sp_op *op) {
+  if (!plan)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: plan is NULL", fn);
+  if (!dy || !dx)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                   !dy ? "dy" : "dx");
+  const sp_geom *g = &plan->geom;
+  *op = SP_OP_BWD;
+  if (indices) {
+    if (g->index_type == SIMDPOOL_INDEX_NONE)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s: indices given but the plan has no index type "
+                     "(only MAX plans with index_type I32, I64 or U8 have "
+                     "indices)",
+                     fn);
+    *op = SP_OP_BWD_IDX;
+  } else if (g->method != SIMDPOOL_AVG && !x) {
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   g->method == SIMDPOOL_MAX
+                       ? "%s: MAX needs indices or x, both are NULL"
+                       : "%s: LP needs x, it is NULL",
+                   fn);
+  }
+  /* Only the tensors the kernel reads count: AVG ignores x, and MAX from
+   * indices ignores x too. */
+  const int reads_x = *op == SP_OP_BWD && g->method != SIMDPOOL_AVG;
+  const span sdx = span_of(dx, in_elems(g) * sizeof(float));
+  const span sdy = span_of(dy, out_elems(g) * sizeof(float));
+  const span sx = span_of(reads_x ? x : NULL, in_elems(g) * sizeof(float));
+  const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
+  if (overlap(sdx, sdy) || overlap(sdx, sx) || overlap(sdx, si))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s: dx overlaps %s (the call reads and writes distinct "
+                   "buffers)",
+                   fn,
+                   overlap(sdx, sdy)  ? "dy"
+                   : overlap(sdx, sx) ? "x"
+                                      : "indices");
+  if (indices) {
+    long long value = 0;
+    const size_t bad = find_bad_index(g, indices, &value);
+    if (bad != SIZE_MAX)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s: indices[%zu] = %lld names no valid tap of "
+                     "its window",
+                     fn, bad, value);
+  }
+  return SIMDPOOL_OK;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
+                                 float *y, void *indices) {
+  const simdpool_status st = check_forward(plan, x, y, indices, "forward");
+  if (st != SIMDPOOL_OK)
+    return st;
   const sp_io io = {x, y, indices, NULL, NULL};
   plan->kernel[SP_OP_FWD]->fn(&plan->geom, &io);
   return SIMDPOOL_OK;
@@ -195,34 +300,40 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
 simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
                                   const void *indices, const float *x,
                                   float *dx) {
-  if (!plan)
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "backward: plan is NULL");
-  if (!dy || !dx)
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "backward: %s is NULL",
-                   !dy ? "dy" : "dx");
-  const sp_geom *g = &plan->geom;
   sp_op op = SP_OP_BWD;
-  if (indices) {
-    if (g->index_type == SIMDPOOL_INDEX_NONE)
-      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                     "backward: indices given but the plan has no index type "
-                     "(only MAX plans with index_type I32, I64 or U8 have "
-                     "indices)");
-    long long value = 0;
-    const size_t bad = find_bad_index(g, indices, &value);
-    if (bad != SIZE_MAX)
-      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                     "backward: indices[%zu] = %lld names no valid tap of "
-                     "its window",
-                     bad, value);
-    op = SP_OP_BWD_IDX;
-  } else if (g->method != SIMDPOOL_AVG && !x) {
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   g->method == SIMDPOOL_MAX
-                       ? "backward: MAX needs indices or x, both are NULL"
-                       : "backward: LP needs x, it is NULL");
-  }
+  const simdpool_status st =
+      check_backward(plan, dy, indices, x, dx, "backward", &op);
+  if (st != SIMDPOOL_OK)
+    return st;
   const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
-  plan->kernel[op]->fn(g, &io);
+  plan->kernel[op]->fn(&plan->geom, &io);
+  return SIMDPOOL_OK;
+}
+
+simdpool_status simdpool_forward_parallel(const simdpool_plan *plan,
+                                          const float *x, float *y,
+                                          void *indices,
+                                          simdpool_parallel_for_fn parallel_for,
+                                          void *pool) {
+  const simdpool_status st =
+      check_forward(plan, x, y, indices, "forward_parallel");
+  if (st != SIMDPOOL_OK)
+    return st;
+  const sp_io io = {x, y, indices, NULL, NULL};
+  sp_run_parallel(plan, SP_OP_FWD, &io, parallel_for, pool);
+  return SIMDPOOL_OK;
+}
+
+simdpool_status
+simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
+                           const void *indices, const float *x, float *dx,
+                           simdpool_parallel_for_fn parallel_for, void *pool) {
+  sp_op op = SP_OP_BWD;
+  const simdpool_status st =
+      check_backward(plan, dy, indices, x, dx, "backward_parallel", &op);
+  if (st != SIMDPOOL_OK)
+    return st;
+  const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
+  sp_run_parallel(plan, op, &io, parallel_for, pool);
   return SIMDPOOL_OK;
 }

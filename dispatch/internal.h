@@ -37,4 +37,16 @@ const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
 /* Which ops a plan of geometry g needs. */
 int sp_op_needed(const sp_geom *g, sp_op op);
 
+/* Runs the kernel of op over io, cut into chunks that write disjoint bytes,
+ * through parallel_for(pool, ...) (inline when parallel_for is NULL). The
+ * call's checks have passed. */
+void sp_run_parallel(const simdpool_plan *plan, sp_op op, const sp_io *io,
+                     simdpool_parallel_for_fn parallel_for, void *pool);
+
+/* sp_run_parallel() with chunks of about chunk_bytes (input plus output)
+ * instead of the default; tests use small chunks to split small tensors. */
+void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
+                    simdpool_parallel_for_fn parallel_for, void *pool,
+                    size_t chunk_bytes);
+
 #endif /* SIMDPOOL_INTERNAL_H */

@@ -15,6 +15,14 @@
    SIMDPOOL_VERSION_PATCH)
 #define SIMDPOOL_VERSION_STRING "0.1.0"
 
+/* SIMDPOOL_API marks the exported functions. The shared library is built with
+ * -fvisibility=hidden, so these are its only dynamic symbols. */
+#if defined(SIMDPOOL_BUILDING) && defined(__GNUC__)
+#define SIMDPOOL_API __attribute__((visibility("default")))
+#else
+#define SIMDPOOL_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -77,9 +85,10 @@ typedef struct simdpool_plan simdpool_plan;
  * window: stride = kernel, dilation 1, explicit zero padding, floor mode,
  * count_include_pad 1, p 2, no indices, ISA AUTO. Never fails; d must not be
  * NULL (a NULL d is ignored). Thread-safe. */
-void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
-                        size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
-                        size_t kernel_w);
+SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
+                                     simdpool_layout l, size_t n, size_t c,
+                                     size_t h, size_t w, size_t kernel_h,
+                                     size_t kernel_w);
 
 /* Validates *d, computes the output shape and picks one kernel per operation
  * for the chosen ISA. On success stores a new plan in *out and returns
@@ -99,65 +108,136 @@ void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto), read at every call, picks the variant; otherwise the
  * best variant this CPU runs. Thread-safe. */
-simdpool_status simdpool_plan_create(const simdpool_desc *d,
-                                     simdpool_plan **out);
+SIMDPOOL_API simdpool_status simdpool_plan_create(const simdpool_desc *d,
+                                                  simdpool_plan **out);
 
 /* Frees a plan. NULL is accepted and ignored. Must not race with calls that
  * use the same plan. */
-void simdpool_plan_destroy(simdpool_plan *plan);
+SIMDPOOL_API void simdpool_plan_destroy(simdpool_plan *plan);
 
 /* Stores the output height and width of the plan (either pointer may be NULL).
  * Thread-safe. */
-void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
-                                size_t *out_w);
+SIMDPOOL_API void simdpool_plan_output_shape(const simdpool_plan *plan,
+                                             size_t *out_h, size_t *out_w);
 
 /* The ISA whose kernels the plan runs; never SIMDPOOL_ISA_AUTO. A NULL plan
  * gives SIMDPOOL_ISA_AUTO. Thread-safe. */
-simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
+SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
 
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
  * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
  * exactly when the plan has an index type (MAX only); it then receives int32_t,
  * int64_t or uint8_t values (see DESIGN: ih*w+iw, or kh_i*kernel_w+kw_i for
- * U8). Returns SIMDPOOL_OK, or SIMDPOOL_INVALID_ARGUMENT (NULL plan, x or y;
- * indices given to a plan without an index type or missing from a plan with
- * one) without writing to any output. Allocates nothing. Thread-safe: many
+ * U8). Returns:
+ *   SIMDPOOL_OK
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, x or y; indices given to a plan
+ *     without an index type, or missing from a plan with one; any two of x,
+ *     y and indices sharing a byte (x == y included).
+ * On failure no output is written. Allocates nothing. Thread-safe: many
  * threads may run one plan at once on distinct outputs. */
-simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
-                                 float *y, void *indices);
+SIMDPOOL_API simdpool_status simdpool_forward(const simdpool_plan *plan,
+                                              const float *x, float *y,
+                                              void *indices);
 
 /* Backward pass: dx = d pool / d x applied to dy; dx is overwritten.
  * MAX: with indices non-NULL (the plan must have an index type) the winners
  * are read from indices, else recomputed from x; each index must name a valid
- * (non-padding) tap of its own window. AVG needs neither indices nor x. LP
- * needs x. Returns SIMDPOOL_OK, or SIMDPOOL_INVALID_ARGUMENT (NULL plan, dy or
- * dx; missing x where it is needed; indices on a plan without an index type;
- * an index that names no valid tap of its window) without writing to dx.
- * Allocates nothing. Thread-safe like simdpool_forward(). */
-simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
-                                  const void *indices, const float *x,
-                                  float *dx);
+ * (non-padding) tap of its own window. AVG needs neither indices nor x (both
+ * are ignored). LP needs x. Returns:
+ *   SIMDPOOL_OK
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, dy or dx; missing x where it is
+ *     needed; indices on a plan without an index type; dx sharing a byte with
+ *     dy, indices, or x where x is read (dy == dx included); an index that
+ *     names no valid tap of its window.
+ * On failure dx is not written. Allocates nothing. Thread-safe like
+ * simdpool_forward(). */
+SIMDPOOL_API simdpool_status simdpool_backward(const simdpool_plan *plan,
+                                               const float *dy,
+                                               const void *indices,
+                                               const float *x, float *dx);
+
+/* ------------------------------------------------------------ threads */
+
+/* A task of a parallel-for: called once for every i in [0, range). */
+typedef void (*simdpool_task_fn)(void *ctx, size_t i);
+
+/* A parallel-for over the caller's thread pool, shaped after pthreadpool's
+ * parallelize_1d: calls task(ctx, i) exactly once for every i in [0, range),
+ * in any order and on any threads, and returns when every call has returned.
+ * pool is passed through untouched. simdpool_threadpool_parallel_for() (over
+ * a simdpool_threadpool) and simdpool_pthreadpool_parallel_for() (over a
+ * pthreadpool_t, in simdpool_pthreadpool.h) are two such functions. */
+typedef void (*simdpool_parallel_for_fn)(void *pool, simdpool_task_fn task,
+                                         void *ctx, size_t range);
+
+/* simdpool_forward() with the work spread over parallel_for(pool, ...). The
+ * work is cut so that no two tasks write the same byte, and the outputs are
+ * bit-identical to simdpool_forward()'s whatever the thread count. A NULL
+ * parallel_for runs every task on the calling thread. Checks and statuses are
+ * those of simdpool_forward(); on failure no task runs. Allocates nothing. */
+SIMDPOOL_API simdpool_status simdpool_forward_parallel(
+    const simdpool_plan *plan, const float *x, float *y, void *indices,
+    simdpool_parallel_for_fn parallel_for, void *pool);
+
+/* simdpool_backward() spread like simdpool_forward_parallel(), bit-identical
+ * to it. Where windows of neighbouring output rows share input rows
+ * (kernel extent > stride), or MAX reads I32/I64 indices, the tasks split
+ * only the planes (n*c in NCHW, n in NHWC). Statuses as simdpool_backward();
+ * index validation runs on the calling thread before any task. */
+SIMDPOOL_API simdpool_status
+simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
+                           const void *indices, const float *x, float *dx,
+                           simdpool_parallel_for_fn parallel_for, void *pool);
+
+/* A small built-in pool of worker threads (POSIX threads). */
+typedef struct simdpool_threadpool simdpool_threadpool;
+
+/* Creates a pool that runs tasks on `threads` threads: the calling thread of
+ * each parallel-for plus threads - 1 workers. threads == 0 means one per
+ * online CPU. Stores the pool in *out and returns SIMDPOOL_OK; or
+ * SIMDPOOL_INVALID_ARGUMENT (NULL out, threads above 1024) or
+ * SIMDPOOL_OUT_OF_MEMORY (allocation or thread creation failed) with *out
+ * set to NULL. */
+SIMDPOOL_API simdpool_status
+simdpool_threadpool_create(size_t threads, simdpool_threadpool **out);
+
+/* Stops and joins the workers and frees the pool. NULL is ignored. Must not
+ * race with a parallel-for on the same pool. */
+SIMDPOOL_API void simdpool_threadpool_destroy(simdpool_threadpool *pool);
+
+/* The number of threads a pool runs tasks on (0 for NULL). */
+SIMDPOOL_API size_t
+simdpool_threadpool_threads(const simdpool_threadpool *pool);
+
+/* The parallel-for of a simdpool_threadpool (pass the pool as `pool`). Calls
+ * from several threads on one pool are served one after another. A NULL pool
+ * runs every task on the calling thread. */
+SIMDPOOL_API void simdpool_threadpool_parallel_for(void *pool,
+                                                   simdpool_task_fn task,
+                                                   void *ctx, size_t range);
+
+/* ------------------------------------------------------------ errors */
 
 /* A static English name for a status ("ok", "invalid argument", ...). */
-const char *simdpool_status_string(simdpool_status s);
+SIMDPOOL_API const char *simdpool_status_string(simdpool_status s);
 
 /* Detail of the last failure of a simdpool call on this thread: which field,
  * which value and why. Empty string when no call has failed on this thread.
  * The text stays valid until the next failing call on the same thread. */
-const char *simdpool_last_error(void);
+SIMDPOOL_API const char *simdpool_last_error(void);
 
 /* Nonzero when this build has kernels for isa and this CPU (and OS) can run
  * them. SIMDPOOL_ISA_AUTO and SIMDPOOL_ISA_SCALAR always give 1. Thread-safe.
  */
-int simdpool_isa_supported(simdpool_isa isa);
+SIMDPOOL_API int simdpool_isa_supported(simdpool_isa isa);
 
 /* "auto", "scalar", "sse41", "avx2", "avx512", "neon"; "unknown" for any
  * other value. */
-const char *simdpool_isa_name(simdpool_isa isa);
+SIMDPOOL_API const char *simdpool_isa_name(simdpool_isa isa);
 
 /* The library's version string, e.g. "0.1.0" (SIMDPOOL_VERSION_STRING of the
  * build that is linked, which may differ from the header's). */
-const char *simdpool_version(void);
+SIMDPOOL_API const char *simdpool_version(void);
 
 #ifdef __cplusplus
 }
