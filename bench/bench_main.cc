@@ -1,8 +1,10 @@
 // bench_main.cc — simdpool's Google Benchmark program. At start-up it turns
 // the shape list (suite.cc) and the kernel registry into benchmarks named
 // op/layout/case/isa, adds the copy and read-4-write-1 references of the same
-// byte counts, a kernel/<entry>/<layout>/<case> benchmark for every registry
-// kernel no case reaches, and the peers when built.
+// byte counts, the best ISA again through the parallel entry points on a
+// two-thread simdpool_threadpool (named .../t2-<isa>), a
+// kernel/<entry>/<layout>/<case> benchmark for every registry kernel no case
+// reaches, and the peers when built.
 //
 //   simdpool_bench [google benchmark flags]   run (e.g. --benchmark_filter=)
 //   simdpool_bench --list-kernels             registry coverage; exit 1 if a
@@ -46,7 +48,7 @@ const char *const kSmokeFilter = "small_max2|stem_max3|gap_avg7|^kernel/";
 
 // ------------------------------------------------------------- the specs
 
-enum class Kind { Plan, Kernel, Ref, Peer };
+enum class Kind { Plan, Kernel, Ref, Peer, Threads };
 enum class RefKind { Copy, R4W1 };
 
 // One registered benchmark.
@@ -209,6 +211,20 @@ void build_specs() {
           s.entry = e;
           g_specs.push_back(s);
         }
+        // Two-thread scaling of the best ISA this CPU runs.
+        for (int i = SIMDPOOL_ISA_NEON; i >= SIMDPOOL_ISA_SCALAR; i--) {
+          const simdpool_isa isa = (simdpool_isa)i;
+          const sp_kernel_entry *e =
+              sp_isa_built(isa) && sp_cpu_runs(isa) ? plan_kernel(isa, g, op)
+                                                    : nullptr;
+          if (!e)
+            continue;
+          Spec s = case_spec(Kind::Threads, std::string("t2-") + isa_name(isa));
+          s.isa = isa;
+          s.entry = e;
+          g_specs.push_back(s);
+          break;
+        }
         for (Peer p : peers_built()) {
           if (!peer_supports(p, cs, op, layout, nullptr))
             continue;
@@ -347,6 +363,28 @@ simdpool_status run_plan(const simdpool_plan *p, Workspace &ws) {
                              ws.dx.f());
   case Call::BackwardIdx:
     return simdpool_backward(p, ws.dy.f(), ws.idx.data(), nullptr, ws.dx.f());
+  }
+  return SIMDPOOL_INVALID_ARGUMENT;
+}
+
+// One pass of the parallel entry points over pool.
+simdpool_status run_plan_parallel(const simdpool_plan *p, Workspace &ws,
+                                  simdpool_threadpool *pool) {
+  const simdpool_parallel_for_fn pf = simdpool_threadpool_parallel_for;
+  switch (ws.op.call) {
+  case Call::Forward:
+    return simdpool_forward_parallel(
+        p, ws.x.f(), ws.y.f(),
+        ws.op.index_type != SIMDPOOL_INDEX_NONE ? ws.idx.data() : nullptr, pf,
+        pool);
+  case Call::BackwardX:
+    return simdpool_backward_parallel(
+        p, ws.dy.f(), nullptr,
+        ws.op.method == SIMDPOOL_AVG ? nullptr : ws.x.f(), ws.dx.f(), pf,
+        pool);
+  case Call::BackwardIdx:
+    return simdpool_backward_parallel(p, ws.dy.f(), ws.idx.data(), nullptr,
+                                      ws.dx.f(), pf, pool);
   }
   return SIMDPOOL_INVALID_ARGUMENT;
 }
@@ -752,6 +790,39 @@ void bm_plan(benchmark::State &st, Spec *s) {
   st.SetLabel(s->entry->name);
 }
 
+// The two-thread pool of the t2-<isa> benchmarks, made on first use.
+simdpool_threadpool *two_threads() {
+  static simdpool_threadpool *pool = [] {
+    simdpool_threadpool *p = nullptr;
+    return simdpool_threadpool_create(2, &p) == SIMDPOOL_OK ? p : nullptr;
+  }();
+  return pool;
+}
+
+void bm_threads(benchmark::State &st, Spec *s) {
+  Workspace &ws = workspace_for(*s->cs, s->op, s->layout);
+  if (!ws.error.empty())
+    return fail(st, *s, ws.error);
+  simdpool_threadpool *pool = two_threads();
+  if (!pool)
+    return fail(st, *s, std::string("pool: ") + simdpool_last_error());
+  const simdpool_desc d = make_desc(*s->cs, s->op, s->layout, s->isa);
+  PlanGuard plan;
+  if (simdpool_plan_create(&d, &plan.p) != SIMDPOOL_OK)
+    return fail(st, *s, std::string("plan: ") + simdpool_last_error());
+  if (!s->verified) {
+    poison_outputs(ws);
+    if (run_plan_parallel(plan.p, ws, pool) != SIMDPOOL_OK)
+      return fail(st, *s, std::string("run: ") + simdpool_last_error());
+    const std::string diff = compare_exact(ws);
+    if (!diff.empty())
+      return fail(st, *s, "wrong result: " + diff);
+    s->verified = true;
+  }
+  finish(st, *s, timed_loop(st, [&] { run_plan_parallel(plan.p, ws, pool); }));
+  st.SetLabel(std::string(s->entry->name) + ", 2 threads");
+}
+
 void bm_kernel(benchmark::State &st, Spec *s) {
   if (!sp_cpu_runs(s->isa)) {
     st.SkipWithError((std::string("skipped: this CPU cannot run ") +
@@ -831,6 +902,10 @@ void register_specs() {
     case Kind::Peer:
       b = benchmark::RegisterBenchmark(
           s.name.c_str(), [p](benchmark::State &st) { bm_peer(st, p); });
+      break;
+    case Kind::Threads:
+      b = benchmark::RegisterBenchmark(
+          s.name.c_str(), [p](benchmark::State &st) { bm_threads(st, p); });
       break;
     }
     b->UseRealTime()->Unit(benchmark::kMicrosecond);

@@ -164,6 +164,7 @@ class Summary:
         self.groups = []     # (op, case, layout) in run order
         self.isas = []       # simdpool ISAs that produced results
         self.peers = []      # peers that appear
+        self.threads = False  # two-thread benchmarks (t2-<isa>) ran
         seen = set()
         for key in order:
             op, layout, case, who = key
@@ -183,6 +184,9 @@ class Summary:
                     self.notes.append("%s: %s" % (r["name"], r["error"]))
                 else:
                     self.failures.append("%s: %s" % (r["name"], r["error"]))
+                continue
+            if who.startswith("t2-"):
+                self.threads = True
                 continue
             if who in ISAS and who not in self.isas:
                 self.isas.append(who)
@@ -244,6 +248,23 @@ class Summary:
             ] + ["%.2fx" % r["peers"][p] if p in r["peers"] else "-" for p in self.peers])
         return table(headers, rows, ["<", "<", "<", ">", ">", "<", ">", ">", ">", ">", ">"]
                      + [">"] * len(self.peers))
+
+    def thread_table(self):
+        """Two threads (simdpool_threadpool, parallel entry points) vs one, same ISA."""
+        headers = ["case", "op", "layout", "isa", "1 thread", "2 threads", "scaling",
+                   "GB/s (2 thr)"]
+        rows = []
+        for op, case, layout in self.groups:
+            for w in ISAS:
+                t2 = self.get(op, layout, case, "t2-" + w)
+                if not t2:
+                    continue
+                t1 = self.get(op, layout, case, w)
+                rows.append([case, op, layout, w, fmt_time(t1["sec"]) if t1 else "-",
+                             fmt_time(t2["sec"]),
+                             "%.2fx" % (t1["sec"] / t2["sec"]) if t1 else "-",
+                             "%.2f" % t2["gbps"] if t2["gbps"] else "-"])
+        return table(headers, rows, ["<"] * 4 + [">"] * 4)
 
     def variant_table(self):
         """GB/s of every simdpool ISA and peer per case and layout."""
@@ -500,6 +521,10 @@ def main():
     text = "\n".join(head) + "\n\n" + s.main_table() + "\n\n" + "\n".join(legend)
     text += "\n\nGB/s per variant, fastest pass (hot copy and r4w1 of the same bytes for scale):\n"
     text += s.variant_table()
+    if s.threads:
+        text += "\n\nTwo threads (simdpool_forward/backward_parallel on a 2-thread " \
+                "simdpool_threadpool) vs one, same ISA; scaling = 1-thread time / 2-thread " \
+                "time:\n" + s.thread_table()
     kt = s.kernel_table()
     if kt:
         text += "\n\nRegistry kernels no case reaches, timed by direct call:\n" + kt

@@ -6,8 +6,9 @@
 
 #include "internal.h"
 
-/* Chunks smaller than this cost more in task overhead than they gain. */
-#define SP_CHUNK_MIN_BYTES ((size_t)64 << 10)
+/* Chunks smaller than this cost more in task overhead (waking a thread
+ * takes microseconds) than they gain; calls under two chunks run inline. */
+#define SP_CHUNK_MIN_BYTES ((size_t)256 << 10)
 /* Enough chunks for dynamic load balance over any pool we expect. */
 #define SP_CHUNK_MAX 1024
 
