@@ -97,8 +97,8 @@ static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
 
 /* Checks that every index names a valid tap of its own window, so kernels
  * can trust them. Returns the first bad element or SIZE_MAX. */
-static size_t find_bad_index(const sp_geom *g, const void *indices,
-                             long long *value) {
+size_t sp_find_bad_index(const sp_geom *g, const void *indices,
+                         long long *value) {
   /* U8 tap numbers -> (kernel row, kernel column), without divisions. */
   uint8_t tap_row[256], tap_col[256];
   const size_t ntaps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;
@@ -230,12 +230,34 @@ static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
   return SIMDPOOL_OK;
 }
 
+/* The caller's parallel-for, for the checks that can use it. */
+typedef struct par_for {
+  simdpool_parallel_for_fn fn;
+  void *pool;
+} par_for;
+
+static long long index_value(simdpool_index_type t, const void *indices,
+                             size_t i) {
+  switch (t) {
+  case SIMDPOOL_INDEX_I32:
+    return ((const int32_t *)indices)[i];
+  case SIMDPOOL_INDEX_I64:
+    return (long long)((const int64_t *)indices)[i];
+  case SIMDPOOL_INDEX_U8:
+    return ((const uint8_t *)indices)[i];
+  case SIMDPOOL_INDEX_NONE:
+    break;
+  }
+  return 0;
+}
+
 /* The checks of a backward call (index validation included); on success *op
  * is the kernel to run. */
 static simdpool_status check_backward(const simdpool_plan *plan,
                                       const float *dy, const void *indices,
                                       const float *x, const float *dx,
-                                      const char *fn, sp_op *op) {
+                                      const char *fn, sp_op *op,
+                                      const par_for *par) {
   if (!plan)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: plan is NULL", fn);
   if (!dy || !dx)
@@ -275,7 +297,14 @@ static simdpool_status check_backward(const simdpool_plan *plan,
                                       : "indices");
   if (indices) {
     long long value = 0;
-    const size_t bad = find_bad_index(g, indices, &value);
+    size_t bad;
+    if (par) {
+      bad = sp_find_bad_parallel(plan, indices, par->fn, par->pool);
+      if (bad != SIZE_MAX)
+        value = index_value(g->index_type, indices, bad);
+    } else {
+      bad = sp_find_bad_index(g, indices, &value);
+    }
     if (bad != SIZE_MAX)
       return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                      "%s: indices[%zu] = %lld names no valid tap of "
@@ -302,7 +331,7 @@ simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
                                   float *dx) {
   sp_op op = SP_OP_BWD;
   const simdpool_status st =
-      check_backward(plan, dy, indices, x, dx, "backward", &op);
+      check_backward(plan, dy, indices, x, dx, "backward", &op, NULL);
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
@@ -329,8 +358,9 @@ simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
                            const void *indices, const float *x, float *dx,
                            simdpool_parallel_for_fn parallel_for, void *pool) {
   sp_op op = SP_OP_BWD;
+  const par_for par = {parallel_for, pool};
   const simdpool_status st =
-      check_backward(plan, dy, indices, x, dx, "backward_parallel", &op);
+      check_backward(plan, dy, indices, x, dx, "backward_parallel", &op, &par);
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};

@@ -49,4 +49,14 @@ void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
                     simdpool_parallel_for_fn parallel_for, void *pool,
                     size_t chunk_bytes);
 
+/* The first element of indices that names no valid tap of its window (on
+ * geometry g), or SIZE_MAX; *value receives the bad index. */
+size_t sp_find_bad_index(const sp_geom *g, const void *indices,
+                         long long *value);
+
+/* sp_find_bad_index() over the whole plan, chunk by chunk through
+ * parallel_for; returns the first bad element or SIZE_MAX. */
+size_t sp_find_bad_parallel(const simdpool_plan *plan, const void *indices,
+                            simdpool_parallel_for_fn parallel_for, void *pool);
+
 #endif /* SIMDPOOL_INTERNAL_H */

@@ -626,6 +626,73 @@ START_TEST(test_exec_rejects_bad_pointers) {
 }
 END_TEST
 
+/* Index validation runs chunk by chunk on the pool: with bad indices in
+ * several chunks it must report the first one, as the serial call does,
+ * and leave dx untouched. */
+START_TEST(test_parallel_index_validation) {
+  rng_state = seed + 4242;
+  pools_up();
+  static const simdpool_index_type types[] = {
+      SIMDPOOL_INDEX_U8, SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64};
+  for (int l = 0; l < 2; l++) {
+    for (size_t t = 0; t < 3; t++) {
+      simdpool_desc d;
+      simdpool_desc_init(&d, SIMDPOOL_MAX, (simdpool_layout)l, 1, 32, 64, 64, 2,
+                         2);
+      d.index_type = types[t];
+      simdpool_plan *plan = NULL;
+      ck_assert_int_eq(simdpool_plan_create(&d, &plan), SIMDPOOL_OK);
+      const size_t nin = 32 * 64 * 64, nout = 32 * 32 * 32;
+      const size_t isz = sp_index_size(types[t]);
+      float *x = fill_new(nin), *dy = fill_new(nout);
+      unsigned char *ix = out_new(nout * isz);
+      unsigned char *dx = out_new(nin * 4);
+      ck_assert_int_eq(simdpool_forward(plan, x, (float *)dx, ix), SIMDPOOL_OK);
+      for (int rep = 0; rep < 8; rep++) {
+        unsigned char *bad = malloc(nout * isz);
+        ck_assert_ptr_nonnull(bad);
+        memcpy(bad, ix, nout * isz);
+        /* Two or three bad entries anywhere; 9 is never a 2x2 tap, and no
+         * flat index of a window is -1. */
+        const size_t nbad = rnd_range(1, 3);
+        for (size_t b = 0; b < nbad; b++) {
+          const size_t at = rnd_range(0, nout - 1);
+          if (isz == 1)
+            bad[at] = 9;
+          else if (isz == 4)
+            ((int32_t *)(void *)bad)[at] = -1;
+          else
+            ((int64_t *)(void *)bad)[at] = -1;
+        }
+        memset(dx, 0x5a, nin * 4);
+        ck_assert_int_eq(simdpool_backward(plan, dy, bad, NULL, (float *)dx),
+                         SIMDPOOL_INVALID_ARGUMENT);
+        char want[256];
+        snprintf(want, sizeof want, "backward_parallel: %s",
+                 simdpool_last_error() + strlen("backward: "));
+        for (size_t k = 0; k < N_POOLS; k++) {
+          ck_assert_int_eq(simdpool_backward_parallel(
+                               plan, dy, bad, NULL, (float *)dx,
+                               simdpool_threadpool_parallel_for, pools[k]),
+                           SIMDPOOL_INVALID_ARGUMENT);
+          ck_assert_str_eq(simdpool_last_error(), want);
+        }
+        for (size_t i = 0; i < nin * 4; i++)
+          if (dx[i] != 0x5a)
+            ck_abort_msg("dx byte %zu written by a rejected call", i);
+        free(bad);
+      }
+      free(x);
+      free(dy);
+      free(ix);
+      free(dx);
+      simdpool_plan_destroy(plan);
+    }
+  }
+  pools_down();
+}
+END_TEST
+
 int main(void) {
   const char *s = getenv("SIMDPOOL_TEST_SEED");
   seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
@@ -649,6 +716,7 @@ int main(void) {
   TCase *ex = tcase_create("execution checks");
   tcase_add_test(ex, test_exec_rejects_aliasing);
   tcase_add_test(ex, test_exec_rejects_bad_pointers);
+  tcase_add_test(ex, test_parallel_index_validation);
   suite_add_tcase(su, ex);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
