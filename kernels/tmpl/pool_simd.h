@@ -816,6 +816,27 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
   if (!b->border)
     return interior_div;
   float lane[SP_VL];
+  if (g->sw == 1 && g->dw == 1) {
+    /* Lane i's window starts at column ox0 + i - pl: its taps inside
+     * [lo, hi) are a clipped range, no per-lane sp_avg_divisor needed. */
+    const int cip = g->count_include_pad;
+    const ptrdiff_t lo = cip ? -(ptrdiff_t)g->pl : 0;
+    const ptrdiff_t hi = (ptrdiff_t)(g->w + (cip ? g->pr : 0));
+    const size_t ny =
+        cip ? sp_taps_in(b->oy, g->sh, g->pt, g->kh, g->dh, -(ptrdiff_t)g->pt,
+                         (ptrdiff_t)(g->h + g->pb))
+            : sp_taps_in(b->oy, g->sh, g->pt, g->kh, g->dh, 0, (ptrdiff_t)g->h);
+    const ptrdiff_t kw = (ptrdiff_t)g->kw;
+    ptrdiff_t start = (ptrdiff_t)b->ox0 - (ptrdiff_t)g->pl;
+    for (size_t i = 0; i < SP_VL; i++, start++) {
+      ptrdiff_t j0 = lo - start, j1 = hi - start;
+      j0 = j0 > 0 ? j0 : 0;
+      j1 = j1 < kw ? j1 : kw;
+      const size_t nx = j1 > j0 ? (size_t)(j1 - j0) : 0;
+      lane[i] = i < b->cnt ? (float)(ny * nx) : 1.0f;
+    }
+    return vf_load(lane);
+  }
   for (size_t i = 0; i < SP_VL; i++)
     lane[i] = i < b->cnt ? sp_avg_divisor(g, b->oy, b->ox0 + i) : 1.0f;
   return vf_load(lane);
@@ -936,6 +957,79 @@ static inline void sumpool_fwd_nchw_planes(const sp_geom *g, const sp_io *io,
   }
 }
 
+/* FOR_EACH_BLOCK_TAP over ROWS output rows at once: row r's block sits
+ * r*sh input rows below the block's own, with the same columns and lanes,
+ * so v[r] holds its tap values. */
+#define ROWS 4
+#define FOR_EACH_BLOCK_TAP_ROWS(g, xp, b, ...)                                 \
+  do {                                                                         \
+    const int plain_ = !(b)->border && (g)->sw == 1 && (b)->cnt == SP_VL;      \
+    const size_t rstep_ = (g)->sh * (g)->w;                                    \
+    for (size_t ki = (b)->ki0; ki < (b)->ki1; ki++) {                          \
+      const float *row_ = block_row(g, xp, b, ki);                             \
+      for (size_t kj = 0; kj < (g)->kw; kj++) {                                \
+        vf v[ROWS];                                                            \
+        if (plain_) {                                                          \
+          const float *p_ = row_ + block_col(g, b, kj);                        \
+          for (size_t r_ = 0; r_ < ROWS; r_++)                                 \
+            v[r_] = vf_load(p_ + r_ * rstep_);                                 \
+        } else if ((b)->border) {                                              \
+          const ptrdiff_t col_ = block_col(g, b, kj);                          \
+          size_t l0_, l1_;                                                     \
+          lane_range(col_, (g)->sw, (g)->w, (b)->cnt, &l0_, &l1_);             \
+          if (l0_ == l1_)                                                      \
+            continue;                                                          \
+          for (size_t r_ = 0; r_ < ROWS; r_++)                                 \
+            v[r_] =                                                            \
+                load_cols_range(row_ + r_ * rstep_, col_, (g)->sw, l0_, l1_);  \
+        } else {                                                               \
+          const float *p_ = row_ + block_col(g, b, kj);                        \
+          for (size_t r_ = 0; r_ < ROWS; r_++)                                 \
+            v[r_] =                                                            \
+                load_cols(p_ + r_ * rstep_, (g)->sw, (b)->cnt, (b)->pairs);    \
+        }                                                                      \
+        __VA_ARGS__                                                            \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+/* ROWS output rows oy.. of one plane whose windows all have every kernel
+ * row inside the input: they share block columns, lane masks and divisors,
+ * and their independent sums hide the latency of the adds. */
+static inline void sumpool_fwd_nchw_rows(const sp_geom *g, const float *xp,
+                                         float *yp, const row_span *in,
+                                         size_t oy, int lp, int kind,
+                                         float inv_p, vf div) {
+  /* At stride 1 a border tap is one masked load: blocks may then mix
+   * border and interior columns, a short row is fewer blocks. */
+  const int mixed = g->sw == 1;
+  for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
+    cnt = mixed ? (g->ow - ox < SP_VL ? g->ow - ox : SP_VL)
+                : block_len(in, ox, g->ow);
+    const block b = block_at(g, in, oy, 0, g->kh, ox, cnt);
+    vf acc[ROWS];
+    for (size_t r = 0; r < ROWS; r++)
+      acc[r] = vf_zero();
+    FOR_EACH_BLOCK_TAP_ROWS(g, xp, &b, {
+      for (size_t r = 0; r < ROWS; r++)
+        acc[r] = vf_add(acc[r], lp ? lp_term_v(kind, g->p, v[r]) : v[r]);
+    });
+    const vf d = lp ? div : block_divisor(g, &b, div);
+    for (size_t r = 0; r < ROWS; r++) {
+      const vf y = lp ? lp_root_v(kind, inv_p, acc[r]) : vf_div(acc[r], d);
+      store_lanes(yp + (oy + r) * g->ow + ox, vcanon(y), cnt);
+    }
+  }
+}
+
+/* Are output rows [oy, oy + ROWS) all full (every kernel row inside)? */
+static inline int full_rows(const sp_geom *g, size_t oy) {
+  if (oy + ROWS > g->oh || oy * g->sh < g->pt)
+    return 0;
+  const size_t last = (oy + ROWS - 1) * g->sh - g->pt + g->dh * (g->kh - 1);
+  return last < g->h;
+}
+
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
 static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int lp) {
@@ -945,7 +1039,20 @@ static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
   }
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
+  size_t skip = 0; /* rows already done by sumpool_fwd_nchw_rows */
   FOR_EACH_ROW(g, {
+    if (skip) {
+      skip--;
+      continue;
+    }
+    if (full_rows(g, oy)) {
+      const vf div =
+          vf_set1(in_.lo < in_.hi ? sp_avg_divisor(g, oy, in_.lo) : 1.0f);
+      sumpool_fwd_nchw_rows(g, io->x + px.base, io->y + py.base, &in_, oy, lp,
+                            kind, inv_p, div);
+      skip = ROWS - 1;
+      continue;
+    }
     /* Interior windows of a row share their divisor. */
     const vf div =
         vf_set1(in_.lo < in_.hi ? sp_avg_divisor(g, oy, in_.lo) : 1.0f);
