@@ -889,16 +889,72 @@ static inline int max3x3s2_block(const sp_geom *g, const float *xp,
   return 1;
 }
 
+/* Elements row[start + t], t in [0, 2*SP_VL), de-interleaved; -inf where
+ * start + t lies outside [0, min(w, start + lim)) (padding, or past what the
+ * block's lanes need). Reads only inside that range. */
+static inline void load_pair_inf(const float *row, ptrdiff_t start, size_t w,
+                                 size_t lim, vf *even, vf *odd) {
+  const ptrdiff_t n = 2 * SP_VL;
+  ptrdiff_t t0 = start < 0 ? -start : 0, t1 = (ptrdiff_t)w - start;
+  if (t1 > (ptrdiff_t)lim)
+    t1 = (ptrdiff_t)lim;
+  if (t1 > n)
+    t1 = n;
+  if (t0 > t1)
+    t0 = t1;
+  const ptrdiff_t vl = SP_VL;
+  const size_t a0 = (size_t)(t0 < vl ? t0 : vl),
+               a1 = (size_t)(t1 < vl ? t1 : vl);
+  const size_t b0 = (size_t)(t0 > vl ? t0 - vl : 0);
+  const size_t b1 = (size_t)(t1 > vl ? t1 - vl : 0);
+  const vf ninf = vf_set1(-INFINITY);
+  const vf a = vf_select(vm_range(a0, a1), ninf,
+                         a0 < a1 ? vf_load_range(row + start, a0, a1) : ninf);
+  const vf b =
+      vf_select(vm_range(b0, b1), ninf,
+                b0 < b1 ? vf_load_range(row + start + vl, b0, b1) : ninf);
+  vf_deinterleave(a, b, even, odd);
+}
+
+/* max3x3s2_block for a block that is partial or touches padding on the
+ * left or right (all three kernel rows inside): padding taps read as -inf,
+ * which never wins against a valid tap's bits (a -inf tap ties and keeps the
+ * earlier one, itself -inf, the same bits). */
+static inline int max3x3s2_block_edge(const sp_geom *g, const float *xp,
+                                      const block *b, vf *out) {
+  vm bad = vm_range(0, 0);
+  vf acc = vf_zero();
+  const ptrdiff_t start = block_col(g, b, 0);
+  const size_t lim = 2 * b->cnt + 1; /* elements the lanes need */
+  for (size_t r = 0; r < 3; r++) {
+    const float *row = block_row(g, xp, b, r);
+    vf e0, o0, e2, o2;
+    load_pair_inf(row, start, g->w, lim, &e0, &o0);
+    load_pair_inf(row, start + 2, g->w, lim - 2, &e2, &o2);
+    (void)o2;
+    bad = vm_or(bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
+    const vf rm = vf_max_x86(e2, vf_max_x86(o0, e0));
+    acc = r == 0 ? rm : vf_max_x86(rm, acc);
+  }
+  if (vm_any(vm_and(bad, vm_range(0, b->cnt))))
+    return 0;
+  *out = acc;
+  return 1;
+}
+
 static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int track, int k3s2) {
   FOR_EACH_ROW(g, {
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
-      cnt = block_len(&in_, ox, g->ow);
+      /* 3x3/s2 blocks take edges in their stride (max3x3s2_block_edge). */
+      cnt = k3s2 ? (g->ow - ox < SP_VL ? g->ow - ox : SP_VL)
+                 : block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       vi t;
       vf m;
-      if (!(k3s2 && b.pairs && ki0 == 0 && ki1 == 3 &&
-            max3x3s2_block(g, io->x + px.base, &b, &m)))
+      if (!(k3s2 && ki0 == 0 && ki1 == 3 &&
+            (b.pairs ? max3x3s2_block(g, io->x + px.base, &b, &m)
+                     : max3x3s2_block_edge(g, io->x + px.base, &b, &m))))
         m = max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
       store_lanes(io->y + orow + ox, m, cnt);
       if (track)
