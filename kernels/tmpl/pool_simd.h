@@ -391,6 +391,21 @@ static inline void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        /* The window's taps, once for all channel blocks: where each one
+         * is in dx and the index value that names it. */
+        enum { MAX_TAPS = 64 };
+        size_t off[MAX_TAPS];
+        int32_t val[MAX_TAPS];
+        size_t ntaps = 0;
+        if ((win.ki1 - win.ki0) * (win.kj1 - win.kj0) <= MAX_TAPS) {
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++, ntaps++) {
+              const size_t flat = tap_flat(g, &win, ki, kj);
+              off[ntaps] = flat * C;
+              val[ntaps] = index_value(it, ki * g->kw + kj, flat);
+            }
+          }
+        }
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi t;
@@ -399,6 +414,17 @@ static inline void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
           else
             max_block_nhwc(g, xn, &win, c, cn, 1, it, &t);
           const vf dy = load_lanes(io->dy + o + c, cn);
+          if (ntaps) {
+            float *base = dxn + c;
+            for (size_t k = 0; k < ntaps; k++) {
+              const vm hit = vm_eq_i(t, vi_set1(val[k]));
+              float *p = base + off[k];
+              store_lanes(
+                  p, vf_add(load_lanes(p, cn), vf_select(hit, vf_zero(), dy)),
+                  cn);
+            }
+            continue;
+          }
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
               const size_t flat = tap_flat(g, &win, ki, kj);
