@@ -84,7 +84,9 @@ static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
         for (size_t l = 0; l < lanes; l++, o++) {
           const long long v = i32 ? (long long)((const int32_t *)indices)[o]
                                   : (long long)((const int64_t *)indices)[o];
-          const long long r = v - base;
+          /* A negative v is bad; clamping it first keeps v - base from
+           * overflowing (v may be INT64_MIN). */
+          const long long r = (v < 0 ? -1 : v) - base;
           const long long a = (r >= w) + (r >= 2 * w) + (r >= 3 * w);
           const long long b = r - a * w;
           bad |= (r < 0) | (a >= kh) | (b >= kw);

@@ -11,6 +11,10 @@
 /* The largest byte count or coordinate the kernels may meet; everything is
  * computed in size_t and ptrdiff_t, so stay well below both. */
 #define SP_SIZE_LIMIT ((size_t)PTRDIFF_MAX)
+/* The largest stride, dilation and dilated kernel extent: far beyond any
+ * real network, and small enough that the kernels' sums of positions,
+ * pads, strides and dilations (each below 2^62) never overflow. */
+#define SP_AXIS_LIMIT ((size_t)1 << 40)
 
 void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
                         size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
@@ -91,11 +95,20 @@ static simdpool_status resolve_axis(const simdpool_desc *d,
                                     size_t pad_end, size_t *pb_out,
                                     size_t *pe_out, size_t *out) {
   int ok = 1;
-  const size_t extent = add_checked(mul_checked(dil, k - 1, &ok), 1, &ok);
-  if (!ok)
+  if (s > SP_AXIS_LIMIT)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "%s=%zu with %s=%zu: the dilated kernel extent overflows",
-                   nm->kernel, k, nm->dilation, dil);
+                   "%s=%zu is above the limit %zu (2^40)", nm->stride, s,
+                   SP_AXIS_LIMIT);
+  if (dil > SP_AXIS_LIMIT)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s=%zu is above the limit %zu (2^40)", nm->dilation, dil,
+                   SP_AXIS_LIMIT);
+  const size_t extent = add_checked(mul_checked(dil, k - 1, &ok), 1, &ok);
+  if (!ok || extent > SP_AXIS_LIMIT)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s=%zu with %s=%zu: the dilated kernel extent is above "
+                   "the limit %zu (2^40)",
+                   nm->kernel, k, nm->dilation, dil, SP_AXIS_LIMIT);
   size_t pb = 0, pe = 0, o;
   switch (d->padding) {
   case SIMDPOOL_PAD_EXPLICIT: {

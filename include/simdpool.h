@@ -95,6 +95,7 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  * SIMDPOOL_OK. On failure *out is set to NULL (when out is not NULL) and the
  * reason is available from simdpool_last_error():
  *   SIMDPOOL_INVALID_ARGUMENT  NULL d or out; a zero size, stride or dilation;
+ *     a stride, dilation or dilated kernel extent above 2^40;
  *     an enum value out of range; an output size below 1; a window that holds
  *     no input element; a pad >= the dilated kernel extent; pads with a padding
  *     mode other than EXPLICIT; ceil_mode with VALID or SAME_*; ceil_mode or
@@ -103,7 +104,10 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  *     unknown name in the SIMDPOOL_ISA environment variable.
  *   SIMDPOOL_UNSUPPORTED  an index type too narrow for the shape (I32 needs
  *     h*w <= INT32_MAX, U8 needs kernel_h*kernel_w <= 256); a forced ISA
- *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks.
+ *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
+ *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
+ *     than INT32_MAX taps (SIMD kernels index in 32-bit lanes; AUTO then
+ *     picks the scalar kernels).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto), read at every call, picks the variant; otherwise the

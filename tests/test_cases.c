@@ -1954,6 +1954,23 @@ START_TEST(test_reject_overflow) {
   EXPECT_CREATE(BMAX,
                 (d.n = K << 31, d.h = d.w = 32767, d.stride_h = d.stride_w = 1),
                 OK_, NULL, NULL);
+  /* Strides, dilations and extents are capped at 2^40 (the fuzzer found
+   * strides of 2^63 wrapping in the span check and dilations of 2^63
+   * turning negative in the kernels). 2^40 itself is accepted: a 1x1
+   * kernel with stride 2^40 on a 4x4 input gives one output per axis. */
+  EXPECT_CREATE(BMAX, (d.kernel_w = 1, d.stride_w = (K << 40) + 1), INV,
+                "stride_w", "2^40");
+  EXPECT_CREATE(BMAX, d.stride_h = K << 63, INV, "stride_h", "2^40");
+  EXPECT_CREATE(BMAX, d.stride_h = (size_t)PTRDIFF_MAX, INV, "stride_h",
+                "2^40");
+  EXPECT_CREATE(BAVG, (d.kernel_w = 1, d.dilation_w = K << 63), INV,
+                "dilation_w", "2^40");
+  EXPECT_CREATE(BMAX, (d.kernel_h = 3, d.dilation_h = K << 39), INV, "extent",
+                "2^40");
+  EXPECT_CREATE(BMAX,
+                (d.kernel_h = d.kernel_w = 1, d.stride_h = d.stride_w = K << 40,
+                 d.dilation_h = K << 40),
+                OK_, NULL, NULL);
 #endif
 }
 END_TEST
