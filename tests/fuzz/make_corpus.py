@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""make_corpus.py — writes the seed corpus of the fuzz target (tests/fuzz/corpus/seed-*).
+
+Each seed encodes one descriptor in fuzz_pool.c's input format (see the comment at the top of
+fuzz_pool.c; this file mirrors it): the hot 2x2/s2 and 3x3/s2/p1 cases, SAME_UPPER/LOWER, ceil
+mode, dilation, LP, AVG with count_include_pad 0 and 1, U8/I32/I64 indices, global pooling,
+shapes big enough for the parallel entry points to split rows, and descriptors plan_create must
+reject. Data is mostly left to the target's generator (seeded by the input's hash); a few seeds
+spell out ties, signed zeros, NaN payloads and index corruptions.
+
+Usage: python3 tests/fuzz/make_corpus.py [OUTDIR]   (default: the corpus/ next to this file)
+Regression inputs (regress-*) in the same directory are left alone.
+"""
+import math
+import os
+import struct
+import sys
+
+MAX, AVG, LP = 0, 1, 2
+NCHW, NHWC = 0, 1
+EXPLICIT, VALID, SAME_UPPER, SAME_LOWER = 0, 1, 2, 3
+NONE, I32, I64, U8 = 0, 1, 2, 3
+AUTO, SCALAR = 0, 1
+ENV = {None: 0, 'scalar': 1, 'sse41': 2, 'avx2': 3, 'avx512': 4, 'neon': 5, 'auto': 6,
+       'unknown': 7}
+
+# Flag bits of the first byte.
+F_PADS, F_CEIL_RAW, F_CEIL, F_CIP, F_CIP_RAW, F_STRIDE, F_DIL, F_GLOBAL = (
+    0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80)
+# Option bits.
+OPT_AVG_NULL_X, OPT_IDX_NULL_X = 0x10, 0x20
+
+# Size byte flavours (base, modulus), as in decode_desc().
+FLAVOURS = {'n': (1, 3), 'c': (1, 12), 'hw': (1, 12), 'k': (1, 5), 's': (1, 4), 'd': (1, 3),
+            'pad': (0, 4)}
+MEDIUM = [6, 7, 8, 11, 13, 15, 16, 17, 24, 31, 32, 33, 48, 64, 65, 128]
+SPECIAL_SIZES = {0: 0xE0, 2**64 - 1: 0xE1, 2**63 - 1: 0xE2, 2**63: 0xE3, 2**31: 0xE4,
+                 2**31 - 1: 0xE5, 2**32: 0xE6, 2**32 + 1: 0xE7, 255: 0xE8, 256: 0xE9,
+                 257: 0xEA, 65536: 0xEB}
+P_TABLE = [1.0, 2.0, 3.0, 0.5, 1.0, 2.0, 1.5, 0.25, 1.0, 2.0, 7.0, 1e-3, 1.0, 2.0, 33.0]
+SPECIAL_BITS = [
+    0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001,
+    0x7fa00000, 0x7fc12345, 0xffd00bad, 0x7fffffff, 0xffffffff, 0x00000001, 0x80000001,
+    0x007fffff, 0x807fffff, 0x00800000, 0x80800000, 0x7f7fffff, 0xff7fffff, 0x3f800000,
+    0xbf800000, 0x3f800001, 0x3f7fffff, 0x4b800000, 0x33800000, 0x5f800000, 0x1f800000,
+    0x00400000, 0x3f000000, 0x40490fdb, 0xc0490fdb]
+
+
+def size(v, flavour):
+    base, mod = FLAVOURS[flavour]
+    if base <= v < base + mod:
+        return bytes([v - base])
+    if v in MEDIUM:
+        return bytes([0xF0 + MEDIUM.index(v)])
+    if v in SPECIAL_SIZES:
+        return bytes([SPECIAL_SIZES[v]])
+    if v < 2**16:
+        return bytes([0xED]) + v.to_bytes(2, 'little')
+    if v < 2**32:
+        return bytes([0xEE]) + v.to_bytes(4, 'little')
+    return bytes([0xEF]) + v.to_bytes(8, 'little')
+
+
+def enum(v, count):
+    if 0 <= v < count:
+        return bytes([v])
+    named = {-1: 0xF8, count: 0xF9, count + 1: 0xFA, -2**31: 0xFB, 2**31 - 1: 0xFC}
+    if v in named:
+        return bytes([named[v]])
+    return bytes([0xFD]) + struct.pack('<i', v)
+
+
+def p_byte(p):
+    if isinstance(p, float) and p in P_TABLE:
+        return bytes([P_TABLE.index(p)])
+    bits = p if isinstance(p, int) else struct.unpack('<I', struct.pack('<f', p))[0]
+    return bytes([0x80]) + struct.pack('<I', bits)
+
+
+def floats(values):
+    """Data floats: small integers and the special table by tag, else raw bits.
+    A value given as an int is a raw 32-bit pattern."""
+    out = b''
+    for v in values:
+        if isinstance(v, int):
+            if v in SPECIAL_BITS:
+                out += bytes([0x60 + SPECIAL_BITS.index(v)])
+            else:
+                out += bytes([0xA0]) + struct.pack('<I', v)
+        elif (math.isfinite(v) and v == int(v) and -4 <= v <= 4
+              and struct.pack('<f', v) != struct.pack('<f', -0.0)):
+            out += bytes([int(v) + 4])
+        else:
+            out += bytes([0xA0]) + struct.pack('<f', v)
+    return out
+
+
+def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil=None,
+         padding=EXPLICIT, pads=None, ceil=0, cip=1, p=2.0, index=NONE, isa=AUTO, env=None,
+         glob=False, opts=0, data=b'', raw_ceil=None, raw_cip=None):
+    f = 0
+    if pads is not None:
+        f |= F_PADS
+    if raw_ceil is not None:
+        f |= F_CEIL_RAW
+    elif ceil:
+        f |= F_CEIL
+    if raw_cip is not None:
+        f |= F_CIP_RAW
+    elif cip:
+        f |= F_CIP
+    if stride is not None:
+        f |= F_STRIDE
+    if dil is not None:
+        f |= F_DIL
+    if glob:
+        f |= F_GLOBAL
+    out = bytes([f]) + enum(method, 3) + enum(layout, 2) + enum(padding, 4)
+    out += enum(index, 4) + enum(isa, 6) + bytes([ENV[env]])
+    out += size(n, 'n') + size(c, 'c') + size(h, 'hw') + size(w, 'hw')
+    out += size(k[0], 'k') + size(k[1], 'k')
+    if stride is not None:
+        out += size(stride[0], 's') + size(stride[1], 's')
+    if dil is not None:
+        out += size(dil[0], 'd') + size(dil[1], 'd')
+    if pads is not None:
+        out += b''.join(size(v, 'pad') for v in pads)
+    if raw_ceil is not None:
+        out += struct.pack('<i', raw_ceil)
+    if raw_cip is not None:
+        out += struct.pack('<i', raw_cip)
+    return out + p_byte(p) + bytes([opts]) + data
+
+
+def corruption(pos, kind, operand=b''):
+    """One index corruption: position, kind (0 +1, 1 -1, 2 +row, 3 -row, 4 raw, 5 special,
+    6 copy another position's index, 7 small delta), operand bytes."""
+    return struct.pack('<H', pos) + bytes([kind]) + operand
+
+
+NAN_A, NAN_B, SNAN = 0x7fc12345, 0xffd00bad, 0x7fa00000
+PZ, NZ, INF, NINF, DENORM = 0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x00000001
+
+SEEDS = {
+    # The hot path and its neighbours.
+    'max-2x2s2-nchw': seed(c=3, h=8, w=8),
+    'max-2x2s2-nchw-wide-u8': seed(c=2, h=5, w=48, index=U8, opts=0x05),
+    'max-2x2s2-nhwc-i64': seed(layout=NHWC, n=2, c=17, h=6, w=11, index=I64),
+    'max-2x2s2-ties-nan': seed(h=4, w=4, index=I32, data=floats([
+        PZ, NZ, 1.0, 1.0, NZ, PZ, 1.0, 2.0,
+        NAN_A, 3.0, SNAN, NAN_B, 3.0, NAN_A, INF, INF]) + floats([1.0, -0.0, 0.5, NINF])),
+    'max-3x3s2p1-nchw-i32': seed(c=2, h=11, w=12, k=(3, 3), stride=(2, 2),
+                                 pads=(1, 1, 1, 1), index=I32),
+    'max-3x3s2p1-nhwc-u8': seed(layout=NHWC, c=16, h=9, w=8, k=(3, 3), stride=(2, 2),
+                                pads=(1, 1, 1, 1), index=U8, opts=0x40 | OPT_IDX_NULL_X),
+    'max-3x3s1-nchw-i64': seed(c=2, h=10, w=33, k=(3, 3), stride=(1, 1), index=I64,
+                               opts=0xC0),
+    'max-same-upper-nchw': seed(h=7, w=8, k=(3, 3), stride=(2, 2), padding=SAME_UPPER,
+                                index=I32),
+    'max-same-lower-nhwc-u8': seed(layout=NHWC, c=5, h=7, w=5, k=(2, 3), stride=(2, 2),
+                                   padding=SAME_LOWER, index=U8),
+    'max-ceil-i64': seed(c=3, h=8, w=7, k=(3, 3), stride=(2, 2), pads=(1, 0, 1, 0), ceil=1,
+                         index=I64),
+    'max-dilation-i32': seed(layout=NHWC, c=3, h=12, w=11, k=(3, 2), stride=(1, 2),
+                             dil=(2, 3), pads=(2, 1, 0, 3), index=I32),
+    'max-idx-neighbour': seed(h=5, w=5, k=(3, 3), stride=(1, 1), index=I32, opts=0x40,
+                              data=floats([float(v % 3) for v in range(25)])
+                              + floats([1.0] * 9)
+                              + corruption(4, 6, struct.pack('<H', 3))
+                              + corruption(0, 0)),
+    'max-global-nchw-i32': seed(c=4, h=7, w=9, glob=True, index=I32),
+    # AVG: count_include_pad both ways, SAME, ceil overhang, VALID.
+    'avg-3x3s2p1-cip1-nchw': seed(method=AVG, c=3, h=9, w=13, k=(3, 3), stride=(2, 2),
+                                  pads=(1, 1, 1, 1), cip=1),
+    'avg-3x3s2p1-cip0-nhwc': seed(method=AVG, layout=NHWC, c=9, h=9, w=6, k=(3, 3),
+                                  stride=(2, 2), pads=(1, 1, 1, 1), cip=0,
+                                  opts=OPT_AVG_NULL_X | 0x06),
+    'avg-same-lower-cip0': seed(method=AVG, c=2, h=6, w=7, k=(4, 3), stride=(3, 2),
+                                padding=SAME_LOWER, cip=0),
+    'avg-ceil-cip1-overhang': seed(method=AVG, layout=NHWC, c=4, h=6, w=6, k=(3, 3),
+                                   stride=(2, 2), pads=(1, 1, 1, 1), ceil=1, cip=1),
+    'avg-valid-dilation': seed(method=AVG, c=2, h=12, w=12, k=(3, 3), stride=(2, 3),
+                               dil=(2, 2), padding=VALID),
+    'avg-global-nhwc-inf': seed(method=AVG, layout=NHWC, c=3, h=2, w=2, glob=True,
+                                data=floats([INF, 1.0, DENORM, NINF, 2.0, DENORM,
+                                             1.0, 3.0, 0x7f7fffff, 0x7f7fffff, 4.0, NZ])),
+    # LP: p = 1, 2 and SLEEF's pow.
+    'lp-p2-3x3s2p1-nchw': seed(method=LP, c=2, h=9, w=9, k=(3, 3), stride=(2, 2),
+                               pads=(1, 1, 1, 1), p=2.0),
+    'lp-p1-nhwc': seed(method=LP, layout=NHWC, c=6, h=6, w=8, k=(2, 2), p=1.0),
+    'lp-p3-dilation': seed(method=LP, c=2, h=10, w=9, k=(2, 3), stride=(1, 2), dil=(3, 1),
+                           p=3.0),
+    'lp-p0.5-same-upper': seed(method=LP, layout=NHWC, c=3, h=5, w=7, k=(3, 3),
+                               stride=(2, 2), padding=SAME_UPPER, p=0.5),
+    'lp-global-p1.5': seed(method=LP, c=5, h=6, w=5, glob=True, p=1.5),
+    # The parallel entry points cut big tensors into row blocks or plane groups
+    # (replayed by fuzz-corpus, above the size cap while fuzzing).
+    'par-rows-max-3x3s2p1': seed(h=512, w=256, k=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1)),
+    'par-rows-avg-2x2-ceil': seed(method=AVG, h=511, w=256, k=(2, 2), ceil=1, pads=(1, 0, 0, 1),
+                                cip=0),
+    'par-planes-max-u8': seed(layout=NHWC, n=3, c=64, h=32, w=32, index=U8),
+    # plan_create must reject these cleanly (and the env/isa paths).
+    'reject-raw-enums': seed(method=-1, layout=7, padding=2**31 - 1, index=-2**31, isa=99),
+    'reject-huge-sizes': seed(n=2**63, c=2**64 - 1, h=2**32 + 1, w=2**31, k=(2**31 - 1, 1)),
+    'reject-zero-and-pads': seed(h=0, w=5, k=(3, 3), stride=(0, 2), pads=(3, 0, 0, 0),
+                                 raw_ceil=2, raw_cip=-1),
+    'reject-u8-17x16': seed(h=17, w=16, k=(17, 16), index=U8),
+    'reject-lp-nan-p': seed(method=LP, h=4, w=4, p=0x7fc00000),
+    'env-scalar-auto': seed(method=AVG, c=2, h=9, w=9, k=(3, 3), stride=(2, 2),
+                            pads=(1, 1, 1, 1), env='scalar'),
+    'env-unknown-forced': seed(c=2, h=8, w=8, env='unknown'),
+}
+
+
+def main():
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'corpus')
+    os.makedirs(outdir, exist_ok=True)
+    for name in os.listdir(outdir):
+        if name.startswith('seed-'):
+            os.remove(os.path.join(outdir, name))
+    for name, data in SEEDS.items():
+        with open(os.path.join(outdir, 'seed-' + name), 'wb') as fp:
+            fp.write(data)
+    print(f'{len(SEEDS)} seeds written to {outdir}')
+
+
+if __name__ == '__main__':
+    main()
