@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # .ci/deps.sh — installs the Debian 12 packages simdpool's build, tests and bench need, if missing.
 set -euo pipefail
+# libpthreadpool-dev: the pthreadpool adapter and its test; clang-14,
+# libclang-rt-14-dev (libFuzzer) and llvm-14 (llvm-symbolizer): .ci/fuzz.sh.
 pkgs=(gcc g++ libc6-dev pkg-config meson ninja-build check libsleef-dev
-      libbenchmark-dev gnuplot-nox)
+      libbenchmark-dev gnuplot-nox libpthreadpool-dev
+      clang-14 libclang-rt-14-dev llvm-14)
 # aarch64 cross testing (the NEON variant under qemu-user): cross compilers, qemu, and
 # the arm64 multiarch libraries the cross build links (.ci/cross/aarch64-linux-gnu.ini).
 cross_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user

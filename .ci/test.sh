@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # .ci/test.sh — the README's test command: installs what is missing, then runs the whole
-# test suite three times: a release build, an ASan+UBSan build (failing on any report), and
-# an aarch64 cross build (NEON) run under qemu-user.
+# test suite: a release build (then its tests again under qemu-x86_64 as Nehalem and
+# Haswell, and a consumer project built against it), an ASan+UBSan build (failing on any
+# report), the threading tests under ThreadSanitizer, an aarch64 cross build (NEON) run
+# under qemu-user, and the libFuzzer target for 60 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh
@@ -14,6 +16,12 @@ ninja -C build-test
 meson test -C build-test --print-errorlogs --num-processes 2
 cat build-test/meson-logs/testlog.txt | grep -E "^(Running suite|[0-9]+%: Checks)" || true
 
+echo "== older x86 CPUs under qemu-x86_64 (Nehalem, Haswell) =="
+bash .ci/oldcpu.sh build-test
+
+echo "== consumer project: installed via pkg-config and as a Meson subproject, C and C++ =="
+bash .ci/consumer.sh
+
 echo "== ASan + UBSan build: tests =="
 rm -rf build-asan
 meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
@@ -21,6 +29,9 @@ meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 4
+
+echo "== ThreadSanitizer: concurrency and parallel tests =="
+bash .ci/tsan.sh
 
 echo "== aarch64 cross build (NEON) under qemu-aarch64: tests =="
 # Cross-compiled for aarch64 and run under qemu-user (the cross file's exe_wrapper);
@@ -39,4 +50,7 @@ awk '/^(Running suite|[0-9]+%: Checks|ISAs:|simdpool .*; ISAs|  isa |  forced is
 grep -q '^  ran .*\[neon .*bit-exact' build-aarch64/meson-logs/testlog.txt ||
   { echo "aarch64: no NEON kernel ran" >&2; exit 1; }
 echo "== aarch64 suites passed in $(( $(date +%s) - arm_start )) s =="
+echo "== libFuzzer (clang-14, ASan+UBSan): corpus replay + fuzz_pool for 60 s =="
+bash .ci/fuzz.sh
+
 echo "== all test suites passed in $(( $(date +%s) - start )) s =="
