@@ -968,9 +968,76 @@ static inline int max3x3s2_block_edge(const sp_geom *g, const float *xp,
   return 1;
 }
 
+/* One input row's 3x3/s2 fold for the lanes of block b: max of the taps at
+ * columns 2*ox - 1, 2*ox, 2*ox + 1 (in that order); *bad marks NaN lanes. */
+static inline vf fold3x3s2_row(const sp_geom *g, const float *row,
+                               const block *b, vm *bad) {
+  vf e0, o0, e2, o2;
+  if (b->pairs) {
+    const float *p = row + block_col(g, b, 0);
+    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &e0, &o0);
+    vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &e2, &o2);
+  } else {
+    const ptrdiff_t start = block_col(g, b, 0);
+    const size_t lim = 2 * b->cnt + 1;
+    load_pair_inf(row, start, g->w, lim, &e0, &o0);
+    load_pair_inf(row, start + 2, g->w, lim - 2, &e2, &o2);
+  }
+  (void)o2;
+  *bad = vm_or(*bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
+  return vf_max_x86(e2, vf_max_x86(o0, e0));
+}
+
+/* Two output rows oy, oy + 1 of 3x3/s2 whose kernel rows all lie inside:
+ * they share input row 2*oy + 1, folded once. Rows combine in order (a tie
+ * keeps the earlier row), as in max3x3s2_block. Returns 0 (nothing stored)
+ * when a NaN needs the exact path. */
+static inline int max3x3s2_two_rows(const sp_geom *g, const float *xp,
+                                    const block *b, vf *out0, vf *out1) {
+  vm bad = vm_range(0, 0);
+  const size_t w = g->w;
+  const float *r0 = block_row(g, xp, b, 0);
+  const vf f0 = fold3x3s2_row(g, r0, b, &bad);
+  const vf f1 = fold3x3s2_row(g, r0 + w, b, &bad);
+  const vf f2 = fold3x3s2_row(g, r0 + 2 * w, b, &bad);
+  const vf f3 = fold3x3s2_row(g, r0 + 3 * w, b, &bad);
+  const vf f4 = fold3x3s2_row(g, r0 + 4 * w, b, &bad);
+  if (vm_any(vm_and(bad, vm_range(0, b->cnt))))
+    return 0;
+  *out0 = vf_max_x86(f2, vf_max_x86(f1, f0));
+  *out1 = vf_max_x86(f4, vf_max_x86(f3, f2));
+  return 1;
+}
+
 static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int track, int k3s2) {
+  size_t skip = 0; /* the second row of a 3x3/s2 pair, already stored */
   FOR_EACH_ROW(g, {
+    if (skip) {
+      skip--;
+      continue;
+    }
+    /* 3x3/s2: rows oy and oy + 1 both inside (the last kernel row of
+     * oy + 1 is input row 2*oy + 3 - pt) go as a pair. */
+    const int pair = k3s2 && ki0 == 0 && ki1 == 3 && oy + 1 < g->oh &&
+                     (oy + 1) * 2 + 2 < g->h + g->pt;
+    for (size_t ox = 0, cnt; pair && ox < g->ow; ox += cnt) {
+      cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+      const block b = block_at(g, &in_, oy, 0, 3, ox, cnt);
+      vf m0, m1;
+      if (!max3x3s2_two_rows(g, io->x + px.base, &b, &m0, &m1)) {
+        const block b1 = block_at(g, &in_, oy + 1, 0, 3, ox, cnt);
+        vi t;
+        m0 = max_block_nchw(g, io->x + px.base, &b, 0, g->index_type, &t);
+        m1 = max_block_nchw(g, io->x + px.base, &b1, 0, g->index_type, &t);
+      }
+      store_lanes(io->y + orow + ox, m0, cnt);
+      store_lanes(io->y + orow + g->ow + ox, m1, cnt);
+    }
+    if (pair) {
+      skip = 1;
+      continue;
+    }
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       /* 3x3/s2 blocks take edges in their stride (max3x3s2_block_edge). */
       cnt = k3s2 ? (g->ow - ox < SP_VL ? g->ow - ox : SP_VL)
