@@ -926,6 +926,8 @@ static inline void load_pair_inf(const float *row, ptrdiff_t start, size_t w,
     t1 = (ptrdiff_t)lim;
   if (t1 > n)
     t1 = n;
+  if (t1 < 0) /* the whole span lies past the row's end */
+    t1 = 0;
   if (t0 > t1)
     t0 = t1;
   const ptrdiff_t vl = SP_VL;
