@@ -27,63 +27,7 @@
 #include "guard.h"
 #include "internal.h"
 
-/* ------------------------------------------------------------ RNG */
-
-static uint64_t seed;
-static uint64_t rng_state;
-
-static uint64_t rnd(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [lo, hi]. */
-static size_t rnd_range(size_t lo, size_t hi) {
-  return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
-
-static float from_bits(uint32_t b) {
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-/* An input value: small integers half the time (MAX ties, +0 vs -0), random
- * floats otherwise, and at nasty_rate percent NaN (quiet or signalling, with
- * payloads, either sign), ±0, ±inf, denormals or ±FLT_MAX. */
-static float rnd_value(int nasty_rate) {
-  const uint64_t r = rnd();
-  if ((int)(r % 100) < nasty_rate) {
-    switch ((r >> 8) % 9) {
-    case 0:
-      return from_bits(0x7fc00000u | (uint32_t)(r >> 20 & 0x3fffff) |
-                       (uint32_t)(r >> 63) << 31);
-    case 1:
-      return from_bits(0x7f800001u | (uint32_t)(r >> 24 & 0x3fffff) |
-                       (uint32_t)(r >> 62 & 1) << 31);
-    case 2:
-      return 0.0f;
-    case 3:
-      return -0.0f;
-    case 4:
-      return INFINITY;
-    case 5:
-      return -INFINITY;
-    case 6:
-      return from_bits((uint32_t)(r >> 20 & 0x7fffff) | 1u |
-                       (uint32_t)(r >> 63) << 31);
-    case 7:
-      return FLT_MAX;
-    default:
-      return -FLT_MAX;
-    }
-  }
-  if ((r >> 32) % 2)
-    return (float)((int)((r >> 40) % 5) - 2);
-  return (float)((double)(int64_t)(r >> 11) / (double)(1ull << 50));
-}
+#include "test_random.h"
 
 /* ------------------------------------------------------------ names */
 
@@ -356,77 +300,6 @@ static void build_lists(void) {
   }
 }
 
-/* A random descriptor biased towards the kernel's shape class (the caller
- * keeps those whose geometry matches). */
-static void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e) {
-  const int nhwc = e->layout == SIMDPOOL_NHWC;
-  const size_t n = rnd_range(1, 2);
-  const size_t c = nhwc ? rnd_range(1, 70)
-                        : (rnd() % 3 ? rnd_range(1, 3) : rnd_range(4, 40));
-  const size_t wmax = nhwc ? 12 : c > 3 ? 24 : 80;
-  simdpool_desc_init(d, e->method, e->layout, n, c, rnd_range(1, 12),
-                     rnd_range(1, wmax), rnd_range(1, 4), rnd_range(1, 4));
-  d->isa = SIMDPOOL_ISA_SCALAR;
-  switch (e->shape) {
-  case SP_SHAPE_2X2S2:
-    d->kernel_h = d->kernel_w = d->stride_h = d->stride_w = 2;
-    d->h = rnd_range(2, 12);
-    d->w = rnd_range(2, wmax);
-    d->ceil_mode = (int)rnd_range(0, 1);
-    return;
-  case SP_SHAPE_3X3S2P1:
-    d->kernel_h = d->kernel_w = 3;
-    d->stride_h = d->stride_w = 2;
-    d->pad_top = d->pad_left = 1;
-    d->pad_bottom = rnd_range(0, 2);
-    d->pad_right = rnd_range(0, 2);
-    d->ceil_mode = (int)rnd_range(0, 1);
-    return;
-  case SP_SHAPE_3X3S1:
-    d->kernel_h = d->kernel_w = 3;
-    d->stride_h = d->stride_w = 1;
-    d->pad_top = rnd_range(0, 2);
-    d->pad_left = rnd_range(0, 2);
-    d->pad_bottom = rnd_range(0, 2);
-    d->pad_right = rnd_range(0, 2);
-    return;
-  case SP_SHAPE_GLOBAL:
-    d->c = rnd_range(1, 49);
-    d->h = rnd_range(1, 9);
-    d->w = rnd_range(1, 9);
-    d->kernel_h = d->stride_h = d->h;
-    d->kernel_w = d->stride_w = d->w;
-    return;
-  default:
-    break;
-  }
-  d->stride_h = rnd_range(1, 4);
-  d->stride_w = rnd_range(1, 4);
-  d->dilation_h = rnd() % 4 ? 1 : rnd_range(2, 3);
-  d->dilation_w = rnd() % 4 ? 1 : rnd_range(2, 3);
-  switch (rnd() % 6) {
-  case 0:
-    d->padding = SIMDPOOL_PAD_VALID;
-    break;
-  case 1:
-    d->padding = SIMDPOOL_PAD_SAME_UPPER;
-    break;
-  case 2:
-    d->padding = SIMDPOOL_PAD_SAME_LOWER;
-    break;
-  default: {
-    const size_t eh = d->dilation_h * (d->kernel_h - 1) + 1;
-    const size_t ew = d->dilation_w * (d->kernel_w - 1) + 1;
-    d->pad_top = rnd_range(0, eh - 1);
-    d->pad_bottom = rnd_range(0, eh - 1);
-    d->pad_left = rnd_range(0, ew - 1);
-    d->pad_right = rnd_range(0, ew - 1);
-    d->ceil_mode = (int)rnd_range(0, 1);
-    break;
-  }
-  }
-}
-
 static void describe(char *s, size_t len, const sp_geom *g) {
   snprintf(s, len,
            "%s %s n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu "
@@ -658,7 +531,7 @@ START_TEST(kernel_under_guard) {
     const int want = (int)(random_per_kernel * scale + 0.5);
     for (int got = 0, drawn = 0; got < want && drawn < 200 * want; drawn++) {
       simdpool_desc d;
-      rnd_desc(&d, e);
+      rnd_desc(&d, e, types[k]);
       sp_geom g;
       const size_t j = (size_t)rnd();
       if (!geometry_for(e, d, types[k], j, &g))
@@ -931,11 +804,7 @@ START_TEST(helper_traps) {
 END_TEST
 
 int main(void) {
-  const char *s = getenv("SIMDPOOL_TEST_SEED");
-  seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
-  const char *sc = getenv("SIMDPOOL_TEST_SCALE");
-  if (sc && atof(sc) > 0)
-    scale = atof(sc);
+  scale = test_random_init();
   if (scale < 1)
     thin = (size_t)(1 / scale + 0.5);
   build_lists();
@@ -945,14 +814,7 @@ int main(void) {
          "%d random per kernel and index type; page size %zu\n",
          seed, scale, lists[SIMDPOOL_NCHW].count, lists[SIMDPOOL_NHWC].count,
          thin, (int)(random_per_kernel * scale + 0.5), guard_page_size());
-  printf("ISAs:");
-  for (int i = SIMDPOOL_ISA_SCALAR; i <= SIMDPOOL_ISA_NEON; i++)
-    printf(" %s=%s", simdpool_isa_name((simdpool_isa)i),
-           !sp_isa_built((simdpool_isa)i) ? "not-built"
-           : sp_cpu_runs((simdpool_isa)i) ? "runs"
-                                          : "cpu-lacks");
-  printf("\n");
-  fflush(stdout);
+  print_isas();
 
   Suite *suite = suite_create("guard");
   TCase *tc = tcase_create("guard");

@@ -17,50 +17,7 @@
 
 #include "internal.h"
 
-/* ------------------------------------------------------------ RNG */
-
-static uint64_t seed, rng_state;
-
-static uint64_t rnd(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static size_t rnd_range(size_t lo, size_t hi) {
-  return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
-
-static float bits_to_float(uint32_t b) {
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-/* Mostly small integers (ties), some random floats and nasty values. */
-static float rnd_value(void) {
-  const uint64_t r = rnd();
-  switch (r % 40) {
-  case 0:
-    return bits_to_float(0x7fc00000u | (uint32_t)(r >> 20 & 0x3fffff));
-  case 1:
-    return -0.0f;
-  case 2:
-    return INFINITY;
-  case 3:
-    return -INFINITY;
-  case 4:
-    return bits_to_float((uint32_t)(r >> 20 & 0x7fffff) | 1u);
-  case 5:
-    return FLT_MAX;
-  default:
-    break;
-  }
-  if ((r >> 32) % 2)
-    return (float)((int)((r >> 40) % 7) - 3);
-  return (float)((double)(int64_t)(r >> 11) / (double)(1ull << 50));
-}
+#include "test_random.h"
 
 static double scale = 1.0;
 
@@ -170,7 +127,7 @@ static float *fill_new(size_t count) {
   float *p = malloc((count + BAND) * sizeof *p);
   ck_assert_ptr_nonnull(p);
   for (size_t i = 0; i < count; i++)
-    p[i] = rnd_value();
+    p[i] = rnd_value(8);
   return p;
 }
 
@@ -694,11 +651,7 @@ START_TEST(test_parallel_index_validation) {
 END_TEST
 
 int main(void) {
-  const char *s = getenv("SIMDPOOL_TEST_SEED");
-  seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
-  const char *sc = getenv("SIMDPOOL_TEST_SCALE");
-  if (sc && atof(sc) > 0)
-    scale = atof(sc);
+  scale = test_random_init();
   printf("test_parallel: seed %llu (SIMDPOOL_TEST_SEED=%llu reproduces), "
          "scale %g\n",
          (unsigned long long)seed, (unsigned long long)seed, scale);

@@ -1,0 +1,186 @@
+/* test_random.h — the seeded generator the randomized Check suites share
+ * (test_kernels, test_guard, test_parallel): a splitmix64 stream, input
+ * values with nasty ones mixed in, and descriptors biased towards a kernel's
+ * shape class. Header-only; each test program has its own state. */
+#ifndef SIMDPOOL_TEST_RANDOM_H
+#define SIMDPOOL_TEST_RANDOM_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static uint64_t seed;
+static uint64_t rng_state;
+
+static inline uint64_t rnd(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static inline size_t rnd_range(size_t lo, size_t hi) {
+  return lo + (size_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static inline float bits_to_float(uint32_t b) {
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+static inline uint32_t float_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+/* A value for an input tensor: mostly small integers (ties are frequent),
+ * random floats, and now and then a nasty value. */
+static inline float rnd_value(int nasty_rate) {
+  const uint64_t r = rnd();
+  if ((int)(r % 100) < nasty_rate) {
+    switch ((r >> 8) % 10) {
+    case 0: /* quiet NaN with a payload, either sign */
+      return bits_to_float(0x7fc00000u | (uint32_t)(r >> 20 & 0x3fffff) |
+                           (uint32_t)(r >> 63) << 31);
+    case 1: /* signalling NaN with a payload */
+      return bits_to_float(0x7f800000u | 1u | (uint32_t)(r >> 24 & 0x3fffff) |
+                           (uint32_t)(r >> 62 & 1) << 31);
+    case 2:
+      return 0.0f;
+    case 3:
+      return -0.0f;
+    case 4:
+      return INFINITY;
+    case 5:
+      return -INFINITY;
+    case 6: /* denormal */
+      return bits_to_float((uint32_t)(r >> 20 & 0x7fffff) | 1u |
+                           (uint32_t)(r >> 63) << 31);
+    case 7:
+      return FLT_MAX;
+    case 8:
+      return -FLT_MAX;
+    default:
+      return FLT_MIN;
+    }
+  }
+  if ((r >> 32) % 2)
+    return (float)((int)((r >> 40) % 7) - 3);
+  return (float)((double)(int64_t)(r >> 11) / (double)(1ull << 50));
+}
+
+/* A random descriptor biased towards the shape class of the kernel under
+ * test; the caller keeps only those whose geometry matches the class. */
+static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
+                            simdpool_index_type it) {
+  const size_t n = rnd_range(1, 2);
+  /* Channels sweep 1 .. 3*16+1 for NHWC (lanes over channels), and now and
+   * then 50..90 so the four-block unrolled paths run at 16 lanes too; NCHW
+   * mostly keeps few channels and sweeps widths, and a quarter of the time
+   * has 8..40 planes so the lanes-over-planes path for short rows runs. */
+  const size_t c = e->layout == SIMDPOOL_NHWC
+                       ? (rnd() % 4 ? rnd_range(1, 49) : rnd_range(50, 90))
+                       : (rnd() % 4 ? rnd_range(1, 3) : rnd_range(8, 40));
+  const size_t wmax = e->layout == SIMDPOOL_NHWC ? 12 : c >= 8 ? 24 : 70;
+  size_t h = rnd_range(1, 12), w = rnd_range(1, wmax);
+  size_t k = rnd_range(1, 4), kw2 = rnd_range(1, 4);
+  simdpool_desc_init(d, e->method, e->layout, n, c, h, w, k, kw2);
+  d->index_type = it;
+  d->isa =
+      SIMDPOOL_ISA_SCALAR; /* geometry only; the kernel is called directly */
+  switch (e->shape) {
+  case SP_SHAPE_2X2S2:
+    d->kernel_h = d->kernel_w = d->stride_h = d->stride_w = 2;
+    d->h = rnd_range(2, 12);
+    d->w = rnd_range(2, wmax);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    return;
+  case SP_SHAPE_3X3S2P1:
+    d->kernel_h = d->kernel_w = 3;
+    d->stride_h = d->stride_w = 2;
+    d->pad_top = d->pad_left = 1;
+    d->pad_bottom = rnd_range(0, 2);
+    d->pad_right = rnd_range(0, 2);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    return;
+  case SP_SHAPE_3X3S1:
+    d->kernel_h = d->kernel_w = 3;
+    d->stride_h = d->stride_w = 1;
+    d->pad_top = rnd_range(0, 2);
+    d->pad_left = rnd_range(0, 2);
+    d->pad_bottom = rnd_range(0, 2);
+    d->pad_right = rnd_range(0, 2);
+    return;
+  case SP_SHAPE_GLOBAL:
+    /* NCHW global kernels run lanes over planes: sweep planes too. */
+    d->c = rnd_range(1, 49);
+    d->h = rnd_range(1, 9);
+    d->w = rnd_range(1, 9);
+    d->kernel_h = d->stride_h = d->h;
+    d->kernel_w = d->stride_w = d->w;
+    return;
+  default:
+    break;
+  }
+  d->stride_h = rnd_range(1, 4);
+  d->stride_w = rnd_range(1, 4);
+  d->dilation_h = rnd() % 4 ? 1 : rnd_range(2, 3);
+  d->dilation_w = rnd() % 4 ? 1 : rnd_range(2, 3);
+  switch (rnd() % 6) {
+  case 0:
+    d->padding = SIMDPOOL_PAD_VALID;
+    break;
+  case 1:
+    d->padding = SIMDPOOL_PAD_SAME_UPPER;
+    break;
+  case 2:
+    d->padding = SIMDPOOL_PAD_SAME_LOWER;
+    break;
+  default: {
+    const size_t eh = d->dilation_h * (d->kernel_h - 1) + 1;
+    const size_t ew = d->dilation_w * (d->kernel_w - 1) + 1;
+    d->pad_top = rnd_range(0, eh - 1);
+    d->pad_bottom = rnd_range(0, eh - 1);
+    d->pad_left = rnd_range(0, ew - 1);
+    d->pad_right = rnd_range(0, ew - 1);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    break;
+  }
+  }
+  d->count_include_pad = (int)rnd_range(0, 1);
+  static const float ps[] = {1.0f, 2.0f, 3.0f, 0.5f, 1.5f, 2.5f};
+  d->p = ps[rnd() % 6];
+}
+
+/* Seeds the generator from SIMDPOOL_TEST_SEED (else the clock) and returns
+ * SIMDPOOL_TEST_SCALE, the factor on iteration counts (default 1). */
+static inline double test_random_init(void) {
+  const char *s = getenv("SIMDPOOL_TEST_SEED");
+  seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+  rng_state = seed;
+  const char *sc = getenv("SIMDPOOL_TEST_SCALE");
+  return sc && atof(sc) > 0 ? atof(sc) : 1.0;
+}
+
+/* Prints which ISAs this build has and this CPU runs. */
+static inline void print_isas(void) {
+  printf("ISAs:");
+  for (int i = SIMDPOOL_ISA_SCALAR; i <= SIMDPOOL_ISA_NEON; i++)
+    printf(" %s=%s", simdpool_isa_name((simdpool_isa)i),
+           !sp_isa_built((simdpool_isa)i) ? "not-built"
+           : sp_cpu_runs((simdpool_isa)i) ? "runs"
+                                          : "cpu-lacks");
+  printf("\n");
+  fflush(stdout);
+}
+
+#endif /* SIMDPOOL_TEST_RANDOM_H */
