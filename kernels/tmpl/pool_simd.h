@@ -21,6 +21,15 @@
 
 /* ================================================================ pieces */
 
+/* Helpers called per tap or per row fold: GCC stops inlining them once the
+ * file grows past its inline budget, and a call per tap (vectors passed
+ * through the ABI) cost the NCHW average a third of its time. */
+#if defined(__GNUC__)
+#define SP_HOT static inline __attribute__((always_inline))
+#else
+#define SP_HOT static inline
+#endif
+
 /* The MAX step: lanes where v replaces the running max m. */
 static inline vm mx_replaces(vf v, vf m) {
   return vm_or(vm_gt(v, m), vm_nan(v));
@@ -30,11 +39,11 @@ static inline vf vcanon(vf v) {
   return vf_select(vm_nan(v), v, vf_set1(sp_canonical(NAN)));
 }
 
-static inline vf load_lanes(const float *p, size_t n) {
+SP_HOT vf load_lanes(const float *p, size_t n) {
   return n == SP_VL ? vf_load(p) : vf_load_n(p, n);
 }
 
-static inline void store_lanes(float *p, vf v, size_t n) {
+SP_HOT void store_lanes(float *p, vf v, size_t n) {
   if (n == SP_VL)
     vf_store(p, v);
   else
@@ -42,8 +51,8 @@ static inline void store_lanes(float *p, vf v, size_t n) {
 }
 
 /* n lanes of v as the plan's index type at element o. */
-static inline void store_index(void *ind, simdpool_index_type t, size_t o, vi v,
-                               size_t n) {
+SP_HOT void store_index(void *ind, simdpool_index_type t, size_t o, vi v,
+                        size_t n) {
   if (n == SP_VL) {
     if (t == SIMDPOOL_INDEX_I32)
       vi_store_i32((int32_t *)ind + o, v);
@@ -66,8 +75,8 @@ static inline void store_index(void *ind, simdpool_index_type t, size_t o, vi v,
 }
 
 /* n indices of the plan's type at element o, as int32 lanes. */
-static inline vi load_index(const void *ind, simdpool_index_type t, size_t o,
-                            size_t n) {
+SP_HOT vi load_index(const void *ind, simdpool_index_type t, size_t o,
+                     size_t n) {
   if (n == SP_VL) {
     if (t == SIMDPOOL_INDEX_I32)
       return vi_load_i32((const int32_t *)ind + o);
@@ -623,8 +632,8 @@ typedef struct block {
   int pairs; /* stride 2 may read 2*SP_VL inputs per tap (see load_cols) */
 } block;
 
-static inline block block_at(const sp_geom *g, const row_span *in, size_t oy,
-                             size_t ki0, size_t ki1, size_t ox0, size_t cnt) {
+SP_HOT block block_at(const sp_geom *g, const row_span *in, size_t oy,
+                      size_t ki0, size_t ki1, size_t ox0, size_t cnt) {
   block b = {oy, ki0, ki1, ox0, cnt, 0, 0};
   b.border = ox0 < in->lo || ox0 + cnt > in->hi;
   /* Padded position just past the last lane's last tap must be inside. */
@@ -636,7 +645,7 @@ static inline block block_at(const sp_geom *g, const row_span *in, size_t oy,
 /* The length of the block starting at output column ox: blocks never mix
  * border and interior columns, so interior blocks stay check-free and the
  * per-lane border work covers only border columns. */
-static inline size_t block_len(const row_span *in, size_t ox, size_t ow) {
+SP_HOT size_t block_len(const row_span *in, size_t ox, size_t ow) {
   const size_t end = ox < in->lo ? in->lo : ox < in->hi ? in->hi : ow;
   return end - ox < SP_VL ? end - ox : SP_VL;
 }
@@ -644,7 +653,7 @@ static inline size_t block_len(const row_span *in, size_t ox, size_t ow) {
 /* Inputs p[0], p[s], ..., p[(cnt-1)*s], unused lanes zero. Reads nothing
  * else, except that stride 2 with `pairs` reads two whole vectors and
  * de-interleaves them. */
-static inline vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
+SP_HOT vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
   if (s == 1)
     return load_lanes(p, cnt);
   if (s == 2) {
@@ -670,8 +679,8 @@ static inline vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
 /* Border blocks: the lanes [*l0, *l1) of a block of cnt whose tap lies in
  * [0, w), when lane 0's tap sits at input column col (may be negative) and
  * lanes step by s columns. */
-static inline void lane_range(ptrdiff_t col, size_t s, size_t w, size_t cnt,
-                              size_t *l0, size_t *l1) {
+SP_HOT void lane_range(ptrdiff_t col, size_t s, size_t w, size_t cnt,
+                       size_t *l0, size_t *l1) {
   const ptrdiff_t ss = (ptrdiff_t)s, end = (ptrdiff_t)w - col;
   /* Strides 1 and 2 without a division: this runs per tap and row. */
   if (s <= 2) {
@@ -688,8 +697,8 @@ static inline void lane_range(ptrdiff_t col, size_t s, size_t w, size_t cnt,
 }
 
 /* Lanes [l0, l1) of row[col + l*s], the rest zero; touches nothing else. */
-static inline vf load_cols_range(const float *row, ptrdiff_t col, size_t s,
-                                 size_t l0, size_t l1) {
+SP_HOT vf load_cols_range(const float *row, ptrdiff_t col, size_t s, size_t l0,
+                          size_t l1) {
   if (s == 1)
     return vf_load_range(row + col, l0, l1);
   if (s == 2) {
@@ -711,7 +720,7 @@ static inline vf load_cols_range(const float *row, ptrdiff_t col, size_t s,
 }
 
 /* dx += v at p[0], p[s], ... for cnt lanes: distinct elements. */
-static inline void add_cols(float *p, size_t s, vf v, size_t cnt) {
+SP_HOT void add_cols(float *p, size_t s, vf v, size_t cnt) {
   if (s == 1) {
     store_lanes(p, vf_add(load_lanes(p, cnt), v), cnt);
     return;
@@ -724,14 +733,14 @@ static inline void add_cols(float *p, size_t s, vf v, size_t cnt) {
 
 /* The input column of tap kj of the block's first lane (negative or past
  * the row in border blocks). */
-static inline ptrdiff_t block_col(const sp_geom *g, const block *b, size_t kj) {
+SP_HOT ptrdiff_t block_col(const sp_geom *g, const block *b, size_t kj) {
   return (ptrdiff_t)(b->ox0 * g->sw + kj * g->dw) - (ptrdiff_t)g->pl;
 }
 
 /* One tap of a block: its values (zero in lanes where the tap is padding)
  * and the lanes where it is valid; returns 0 when no lane has it. */
-static inline int block_tap(const sp_geom *g, const block *b, const float *row,
-                            size_t kj, vf *v, vm *valid) {
+SP_HOT int block_tap(const sp_geom *g, const block *b, const float *row,
+                     size_t kj, vf *v, vm *valid) {
   const ptrdiff_t col = block_col(g, b, kj);
   if (!b->border) {
     *v = load_cols(row + col, g->sw, b->cnt, b->pairs);
@@ -748,8 +757,8 @@ static inline int block_tap(const sp_geom *g, const block *b, const float *row,
 }
 
 /* The input row that kernel row ki of the block reads. */
-static inline const float *block_row(const sp_geom *g, const float *xp,
-                                     const block *b, size_t ki) {
+SP_HOT const float *block_row(const sp_geom *g, const float *xp, const block *b,
+                              size_t ki) {
   return xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
 }
 
@@ -895,8 +904,8 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
  * odd and next-even inputs, so one pair of de-interleaves serves a row.
  * Rows fold first, then row 0 with 1 with 2: DESIGN.md's ordered tree.
  * Returns 0 (nothing stored) when a NaN needs the exact path. */
-static inline int max3x3s2_block(const sp_geom *g, const float *xp,
-                                 const block *b, vf *out) {
+SP_HOT int max3x3s2_block(const sp_geom *g, const float *xp, const block *b,
+                          vf *out) {
   vm bad = vm_range(0, 0);
   vf acc = vf_zero();
   for (size_t r = 0; r < 3; r++) {
@@ -918,8 +927,8 @@ static inline int max3x3s2_block(const sp_geom *g, const float *xp,
 /* Elements row[start + t], t in [0, 2*SP_VL), de-interleaved; -inf where
  * start + t lies outside [0, min(w, start + lim)) (padding, or past what the
  * block's lanes need). Reads only inside that range. */
-static inline void load_pair_inf(const float *row, ptrdiff_t start, size_t w,
-                                 size_t lim, vf *even, vf *odd) {
+SP_HOT void load_pair_inf(const float *row, ptrdiff_t start, size_t w,
+                          size_t lim, vf *even, vf *odd) {
   const ptrdiff_t n = 2 * SP_VL;
   ptrdiff_t t0 = start < 0 ? -start : 0, t1 = (ptrdiff_t)w - start;
   if (t1 > (ptrdiff_t)lim)
@@ -972,8 +981,8 @@ static inline int max3x3s2_block_edge(const sp_geom *g, const float *xp,
 
 /* One input row's 3x3/s2 fold for the lanes of block b: max of the taps at
  * columns 2*ox - 1, 2*ox, 2*ox + 1 (in that order); *bad marks NaN lanes. */
-static inline vf fold3x3s2_row(const sp_geom *g, const float *row,
-                               const block *b, vm *bad) {
+SP_HOT vf fold3x3s2_row(const sp_geom *g, const float *row, const block *b,
+                        vm *bad) {
   vf e0, o0, e2, o2;
   if (b->pairs) {
     const float *p = row + block_col(g, b, 0);
@@ -994,8 +1003,8 @@ static inline vf fold3x3s2_row(const sp_geom *g, const float *row,
  * they share input row 2*oy + 1, folded once. Rows combine in order (a tie
  * keeps the earlier row), as in max3x3s2_block. Returns 0 (nothing stored)
  * when a NaN needs the exact path. */
-static inline int max3x3s2_two_rows(const sp_geom *g, const float *xp,
-                                    const block *b, vf *out0, vf *out1) {
+SP_HOT int max3x3s2_two_rows(const sp_geom *g, const float *xp, const block *b,
+                             vf *out0, vf *out1) {
   vm bad = vm_range(0, 0);
   const size_t w = g->w;
   const float *r0 = block_row(g, xp, b, 0);
