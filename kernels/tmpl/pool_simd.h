@@ -899,31 +899,6 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
     }                                                                          \
   } while (0)
 
-/* 3x3/stride-2 MAX without indices on a full interior block of a row whose
- * three kernel rows are all inside: each kernel row's taps are the even,
- * odd and next-even inputs, so one pair of de-interleaves serves a row.
- * Rows fold first, then row 0 with 1 with 2: DESIGN.md's ordered tree.
- * Returns 0 (nothing stored) when a NaN needs the exact path. */
-SP_HOT int max3x3s2_block(const sp_geom *g, const float *xp, const block *b,
-                          vf *out) {
-  vm bad = vm_range(0, 0);
-  vf acc = vf_zero();
-  for (size_t r = 0; r < 3; r++) {
-    const float *p = block_row(g, xp, b, r) + block_col(g, b, 0);
-    vf e0, o0, e2, o2;
-    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &e0, &o0);
-    vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &e2, &o2);
-    (void)o2;
-    bad = vm_or(bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
-    const vf row = vf_max_x86(e2, vf_max_x86(o0, e0));
-    acc = r == 0 ? row : vf_max_x86(row, acc);
-  }
-  if (vm_any(bad))
-    return 0;
-  *out = acc;
-  return 1;
-}
-
 /* Elements row[start + t], t in [0, 2*SP_VL), de-interleaved; -inf where
  * start + t lies outside [0, min(w, start + lim)) (padding, or past what the
  * block's lanes need). Reads only inside that range. */
@@ -953,32 +928,6 @@ SP_HOT void load_pair_inf(const float *row, ptrdiff_t start, size_t w,
   vf_deinterleave(a, b, even, odd);
 }
 
-/* max3x3s2_block for a block that is partial or touches padding on the
- * left or right (all three kernel rows inside): padding taps read as -inf,
- * which never wins against a valid tap's bits (a -inf tap ties and keeps the
- * earlier one, itself -inf, the same bits). */
-static inline int max3x3s2_block_edge(const sp_geom *g, const float *xp,
-                                      const block *b, vf *out) {
-  vm bad = vm_range(0, 0);
-  vf acc = vf_zero();
-  const ptrdiff_t start = block_col(g, b, 0);
-  const size_t lim = 2 * b->cnt + 1; /* elements the lanes need */
-  for (size_t r = 0; r < 3; r++) {
-    const float *row = block_row(g, xp, b, r);
-    vf e0, o0, e2, o2;
-    load_pair_inf(row, start, g->w, lim, &e0, &o0);
-    load_pair_inf(row, start + 2, g->w, lim - 2, &e2, &o2);
-    (void)o2;
-    bad = vm_or(bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
-    const vf rm = vf_max_x86(e2, vf_max_x86(o0, e0));
-    acc = r == 0 ? rm : vf_max_x86(rm, acc);
-  }
-  if (vm_any(vm_and(bad, vm_range(0, b->cnt))))
-    return 0;
-  *out = acc;
-  return 1;
-}
-
 /* One input row's 3x3/s2 fold for the lanes of block b: max of the taps at
  * columns 2*ox - 1, 2*ox, 2*ox + 1 (in that order); *bad marks NaN lanes. */
 SP_HOT vf fold3x3s2_row(const sp_geom *g, const float *row, const block *b,
@@ -997,6 +946,24 @@ SP_HOT vf fold3x3s2_row(const sp_geom *g, const float *row, const block *b,
   (void)o2;
   *bad = vm_or(*bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
   return vf_max_x86(e2, vf_max_x86(o0, e0));
+}
+
+/* 3x3/stride-2 MAX without indices on a block of a row whose three kernel
+ * rows are all inside: each row folds its taps (fold3x3s2_row: one pair of
+ * de-interleaves, padding columns as -inf, which never changes a valid max's
+ * bits), then row 0 with 1 with 2: DESIGN.md's ordered tree. Returns 0
+ * (nothing stored) when a NaN needs the exact path. */
+SP_HOT int max3x3s2_block(const sp_geom *g, const float *xp, const block *b,
+                          vf *out) {
+  vm bad = vm_range(0, 0);
+  const float *r0 = block_row(g, xp, b, 0);
+  vf acc = fold3x3s2_row(g, r0, b, &bad);
+  acc = vf_max_x86(fold3x3s2_row(g, r0 + g->w, b, &bad), acc);
+  acc = vf_max_x86(fold3x3s2_row(g, r0 + 2 * g->w, b, &bad), acc);
+  if (vm_any(vm_and(bad, vm_range(0, b->cnt))))
+    return 0;
+  *out = acc;
+  return 1;
 }
 
 /* Two output rows oy, oy + 1 of 3x3/s2 whose kernel rows all lie inside:
@@ -1050,15 +1017,14 @@ static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
       continue;
     }
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
-      /* 3x3/s2 blocks take edges in their stride (max3x3s2_block_edge). */
+      /* 3x3/s2 blocks take edges in their stride (fold3x3s2_row). */
       cnt = k3s2 ? (g->ow - ox < SP_VL ? g->ow - ox : SP_VL)
                  : block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       vi t;
       vf m;
       if (!(k3s2 && ki0 == 0 && ki1 == 3 &&
-            (b.pairs ? max3x3s2_block(g, io->x + px.base, &b, &m)
-                     : max3x3s2_block_edge(g, io->x + px.base, &b, &m))))
+            max3x3s2_block(g, io->x + px.base, &b, &m)))
         m = max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
       store_lanes(io->y + orow + ox, m, cnt);
       if (track)
