@@ -135,20 +135,24 @@ static inline size_t sp_taps_in(size_t o, size_t stride, size_t pad, size_t k,
   return i1 > i0 ? (size_t)(i1 - i0) : 0;
 }
 
-/* AVG divisor of the window at (oy, ox): valid taps, or with
- * count_include_pad the taps inside [-pad_begin, in + pad_end) per axis. */
+/* The taps of window row oy (sp_avg_taps_h) or column ox (sp_avg_taps_w)
+ * an AVG divisor counts: the valid ones, or with count_include_pad those
+ * inside [-pad_begin, in + pad_end). */
+static inline size_t sp_avg_taps_h(const sp_geom *g, size_t oy) {
+  const ptrdiff_t lo = g->count_include_pad ? -(ptrdiff_t)g->pt : 0;
+  const size_t hi = g->h + (g->count_include_pad ? g->pb : 0);
+  return sp_taps_in(oy, g->sh, g->pt, g->kh, g->dh, lo, (ptrdiff_t)hi);
+}
+
+static inline size_t sp_avg_taps_w(const sp_geom *g, size_t ox) {
+  const ptrdiff_t lo = g->count_include_pad ? -(ptrdiff_t)g->pl : 0;
+  const size_t hi = g->w + (g->count_include_pad ? g->pr : 0);
+  return sp_taps_in(ox, g->sw, g->pl, g->kw, g->dw, lo, (ptrdiff_t)hi);
+}
+
+/* AVG divisor of the window at (oy, ox). */
 static inline float sp_avg_divisor(const sp_geom *g, size_t oy, size_t ox) {
-  size_t ny, nx;
-  if (g->count_include_pad) {
-    ny = sp_taps_in(oy, g->sh, g->pt, g->kh, g->dh, -(ptrdiff_t)g->pt,
-                    (ptrdiff_t)(g->h + g->pb));
-    nx = sp_taps_in(ox, g->sw, g->pl, g->kw, g->dw, -(ptrdiff_t)g->pl,
-                    (ptrdiff_t)(g->w + g->pr));
-  } else {
-    ny = sp_taps_in(oy, g->sh, g->pt, g->kh, g->dh, 0, (ptrdiff_t)g->h);
-    nx = sp_taps_in(ox, g->sw, g->pl, g->kw, g->dw, 0, (ptrdiff_t)g->w);
-  }
-  return (float)(ny * nx);
+  return (float)(sp_avg_taps_h(g, oy) * sp_avg_taps_w(g, ox));
 }
 
 /* y of one AVG window: the row-major sum of its valid taps over the divisor,

@@ -850,30 +850,12 @@ static inline vf block_divisor(const sp_geom *g, const block *b,
                                vf interior_div) {
   if (!b->border)
     return interior_div;
+  /* The row's factor once, the column's per lane (sp_avg_divisor's own
+   * factors). */
+  const size_t ny = sp_avg_taps_h(g, b->oy);
   float lane[SP_VL];
-  if (g->sw == 1 && g->dw == 1) {
-    /* Lane i's window starts at column ox0 + i - pl: its taps inside
-     * [lo, hi) are a clipped range, no per-lane sp_avg_divisor needed. */
-    const int cip = g->count_include_pad;
-    const ptrdiff_t lo = cip ? -(ptrdiff_t)g->pl : 0;
-    const ptrdiff_t hi = (ptrdiff_t)(g->w + (cip ? g->pr : 0));
-    const size_t ny =
-        cip ? sp_taps_in(b->oy, g->sh, g->pt, g->kh, g->dh, -(ptrdiff_t)g->pt,
-                         (ptrdiff_t)(g->h + g->pb))
-            : sp_taps_in(b->oy, g->sh, g->pt, g->kh, g->dh, 0, (ptrdiff_t)g->h);
-    const ptrdiff_t kw = (ptrdiff_t)g->kw;
-    ptrdiff_t start = (ptrdiff_t)b->ox0 - (ptrdiff_t)g->pl;
-    for (size_t i = 0; i < SP_VL; i++, start++) {
-      ptrdiff_t j0 = lo - start, j1 = hi - start;
-      j0 = j0 > 0 ? j0 : 0;
-      j1 = j1 < kw ? j1 : kw;
-      const size_t nx = j1 > j0 ? (size_t)(j1 - j0) : 0;
-      lane[i] = i < b->cnt ? (float)(ny * nx) : 1.0f;
-    }
-    return vf_load(lane);
-  }
   for (size_t i = 0; i < SP_VL; i++)
-    lane[i] = i < b->cnt ? sp_avg_divisor(g, b->oy, b->ox0 + i) : 1.0f;
+    lane[i] = i < b->cnt ? (float)(ny * sp_avg_taps_w(g, b->ox0 + i)) : 1.0f;
   return vf_load(lane);
 }
 
