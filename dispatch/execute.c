@@ -97,6 +97,22 @@ static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
   return !bad;
 }
 
+/* indices[i] of type t, as a signed value for messages and checks. */
+static long long index_value(simdpool_index_type t, const void *indices,
+                             size_t i) {
+  switch (t) {
+  case SIMDPOOL_INDEX_I32:
+    return ((const int32_t *)indices)[i];
+  case SIMDPOOL_INDEX_I64:
+    return (long long)((const int64_t *)indices)[i];
+  case SIMDPOOL_INDEX_U8:
+    return ((const uint8_t *)indices)[i];
+  case SIMDPOOL_INDEX_NONE:
+    break;
+  }
+  return 0;
+}
+
 /* Checks that every index names a valid tap of its own window, so kernels
  * can trust them. Returns the first bad element or SIZE_MAX. */
 size_t sp_find_bad_index(const sp_geom *g, const void *indices,
@@ -152,16 +168,13 @@ size_t sp_find_bad_index(const sp_geom *g, const void *indices,
         }
         for (size_t l = 0; l < lanes; l++, o++) {
           int ok;
+          *value = index_value(g->index_type, indices, o);
           if (g->index_type == SIMDPOOL_INDEX_U8) {
-            const size_t t = ((const uint8_t *)indices)[o];
-            *value = (long long)t;
+            const size_t t = (size_t)*value;
             ok = t < ntaps && tap_row[t] >= row.k0 &&
                  tap_row[t] < row.k0 + row.count && tap_col[t] >= col.k0 &&
                  tap_col[t] < col.k0 + col.count;
           } else {
-            *value = g->index_type == SIMDPOOL_INDEX_I32
-                         ? (long long)((const int32_t *)indices)[o]
-                         : (long long)((const int64_t *)indices)[o];
             ok = flat_ok(g, *value, row, col);
           }
           if (!ok)
@@ -189,6 +202,24 @@ static span span_of(const void *p, size_t bytes) {
 
 static int overlap(span a, span b) {
   return a.lo < a.hi && b.lo < b.hi && a.lo < b.hi && b.lo < a.hi;
+}
+
+/* Two tensors of a call that must share no byte, and how a message names
+ * them when they do. */
+typedef struct clash {
+  span a, b;
+  const char *what;
+} clash;
+
+/* Fails with INVALID_ARGUMENT naming the first overlapping pair, if any. */
+static simdpool_status check_distinct(const clash *c, size_t n,
+                                      const char *fn) {
+  for (size_t i = 0; i < n; i++)
+    if (overlap(c[i].a, c[i].b))
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s: %s (the call reads and writes distinct buffers)", fn,
+                     c[i].what);
+  return SIMDPOOL_OK;
 }
 
 static size_t in_elems(const sp_geom *g) {
@@ -221,15 +252,10 @@ static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
   const span sx = span_of(x, in_elems(g) * sizeof(float));
   const span sy = span_of(y, out_elems(g) * sizeof(float));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
-  if (overlap(sx, sy) || overlap(sx, si) || overlap(sy, si))
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "%s: %s overlap (the call reads and writes distinct "
-                   "buffers)",
-                   fn,
-                   overlap(sx, sy)   ? "x and y"
-                   : overlap(sx, si) ? "x and indices"
-                                     : "y and indices");
-  return SIMDPOOL_OK;
+  const clash c[] = {{sx, sy, "x and y overlap"},
+                     {sx, si, "x and indices overlap"},
+                     {sy, si, "y and indices overlap"}};
+  return check_distinct(c, 3, fn);
 }
 
 /* The caller's parallel-for, for the checks that can use it. */
@@ -237,21 +263,6 @@ typedef struct par_for {
   simdpool_parallel_for_fn fn;
   void *pool;
 } par_for;
-
-static long long index_value(simdpool_index_type t, const void *indices,
-                             size_t i) {
-  switch (t) {
-  case SIMDPOOL_INDEX_I32:
-    return ((const int32_t *)indices)[i];
-  case SIMDPOOL_INDEX_I64:
-    return (long long)((const int64_t *)indices)[i];
-  case SIMDPOOL_INDEX_U8:
-    return ((const uint8_t *)indices)[i];
-  case SIMDPOOL_INDEX_NONE:
-    break;
-  }
-  return 0;
-}
 
 /* The checks of a backward call (index validation included); on success *op
  * is the kernel to run. */
@@ -289,14 +300,12 @@ static simdpool_status check_backward(const simdpool_plan *plan,
   const span sdy = span_of(dy, out_elems(g) * sizeof(float));
   const span sx = span_of(reads_x ? x : NULL, in_elems(g) * sizeof(float));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
-  if (overlap(sdx, sdy) || overlap(sdx, sx) || overlap(sdx, si))
-    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "%s: dx overlaps %s (the call reads and writes distinct "
-                   "buffers)",
-                   fn,
-                   overlap(sdx, sdy)  ? "dy"
-                   : overlap(sdx, sx) ? "x"
-                                      : "indices");
+  const clash c[] = {{sdx, sdy, "dx overlaps dy"},
+                     {sdx, sx, "dx overlaps x"},
+                     {sdx, si, "dx overlaps indices"}};
+  const simdpool_status st = check_distinct(c, 3, fn);
+  if (st != SIMDPOOL_OK)
+    return st;
   if (indices) {
     long long value = 0;
     size_t bad;
