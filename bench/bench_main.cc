@@ -214,9 +214,9 @@ void build_specs() {
         // Two-thread scaling of the best ISA this CPU runs.
         for (int i = SIMDPOOL_ISA_NEON; i >= SIMDPOOL_ISA_SCALAR; i--) {
           const simdpool_isa isa = (simdpool_isa)i;
-          const sp_kernel_entry *e =
-              sp_isa_built(isa) && sp_cpu_runs(isa) ? plan_kernel(isa, g, op)
-                                                    : nullptr;
+          const sp_kernel_entry *e = sp_isa_built(isa) && sp_cpu_runs(isa)
+                                         ? plan_kernel(isa, g, op)
+                                         : nullptr;
           if (!e)
             continue;
           Spec s = case_spec(Kind::Threads, std::string("t2-") + isa_name(isa));
@@ -380,8 +380,7 @@ simdpool_status run_plan_parallel(const simdpool_plan *p, Workspace &ws,
   case Call::BackwardX:
     return simdpool_backward_parallel(
         p, ws.dy.f(), nullptr,
-        ws.op.method == SIMDPOOL_AVG ? nullptr : ws.x.f(), ws.dx.f(), pf,
-        pool);
+        ws.op.method == SIMDPOOL_AVG ? nullptr : ws.x.f(), ws.dx.f(), pf, pool);
   case Call::BackwardIdx:
     return simdpool_backward_parallel(p, ws.dy.f(), ws.idx.data(), nullptr,
                                       ws.dx.f(), pf, pool);
@@ -885,29 +884,26 @@ void bm_peer(benchmark::State &st, Spec *s) {
 void register_specs() {
   for (Spec &s : g_specs) {
     Spec *p = &s;
-    benchmark::internal::Benchmark *b = nullptr;
+    void (*run)(benchmark::State &, Spec *) = nullptr;
     switch (s.kind) {
     case Kind::Plan:
-      b = benchmark::RegisterBenchmark(
-          s.name.c_str(), [p](benchmark::State &st) { bm_plan(st, p); });
+      run = bm_plan;
       break;
     case Kind::Kernel:
-      b = benchmark::RegisterBenchmark(
-          s.name.c_str(), [p](benchmark::State &st) { bm_kernel(st, p); });
+      run = bm_kernel;
       break;
     case Kind::Ref:
-      b = benchmark::RegisterBenchmark(
-          s.name.c_str(), [p](benchmark::State &st) { bm_ref(st, p); });
+      run = bm_ref;
       break;
     case Kind::Peer:
-      b = benchmark::RegisterBenchmark(
-          s.name.c_str(), [p](benchmark::State &st) { bm_peer(st, p); });
+      run = bm_peer;
       break;
     case Kind::Threads:
-      b = benchmark::RegisterBenchmark(
-          s.name.c_str(), [p](benchmark::State &st) { bm_threads(st, p); });
+      run = bm_threads;
       break;
     }
+    benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(
+        s.name.c_str(), [p, run](benchmark::State &st) { run(st, p); });
     b->UseRealTime()->Unit(benchmark::kMicrosecond);
     if (g_smoke)
       b->Iterations(1);
