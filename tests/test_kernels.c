@@ -97,9 +97,12 @@ static void report_diff(const char *what, const float *want, const float *got,
 
 /* Runs kernel e and its reference on one random geometry; returns 0 when the
  * drawn geometry does not fit e. */
-static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
-  simdpool_desc d;
-  rnd_desc(&d, e, it);
+/* Runs kernel e and its scalar reference on the geometry of d with seeded
+ * inputs and compares their outputs bit for bit; 0 when e does not take d. */
+static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
+                    const simdpool_desc *dp) {
+  simdpool_desc d = *dp;
+  d.index_type = it;
   sp_geom g;
   if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK || !sp_shape_matches(e->shape, &g))
     return 0;
@@ -190,6 +193,12 @@ static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
   return 1;
 }
 
+static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
+  simdpool_desc d;
+  rnd_desc(&d, e, it);
+  return run_desc(e, it, &d);
+}
+
 /* ------------------------------------------------------------ tests */
 
 static int configs_per_kernel = 1000;
@@ -245,6 +254,69 @@ START_TEST(kernel_matches_reference) {
          "type(s) bit-exact\n",
          e->name, simdpool_isa_name(e->isa), method_names[e->method], layout,
          op_names[e->op], shape_names[e->shape], ran, ntypes);
+  fflush(stdout);
+}
+END_TEST
+
+/* Shapes larger than the random ones, for kernel paths that cut a plane
+ * into pieces: the NCHW sums go through a 16 KiB scratch in bands of rows
+ * and tiles of columns (pad_plan_of in tmpl/pool_simd.h), so these give
+ * several bands, several tiles, both, every stride class, and kernels too
+ * tall or too wide for the scratch. Every general kernel runs them all. */
+typedef struct big_shape {
+  size_t h, w, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr;
+  int ceil_mode, cip;
+} big_shape;
+
+static const big_shape big_shapes[] = {
+    {190, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},  /* 3 bands */
+    {5, 1400, 3, 2, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},  /* 3 tiles */
+    {6, 2700, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1, 1, 0},  /* stride 2, 5 tiles */
+    {40, 1000, 4, 4, 3, 3, 2, 2, 2, 1, 2, 3, 1, 1}, /* stride 3, dilated */
+    {30, 700, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 8 bands x 2 tiles */
+    {300, 30, 90, 2, 2, 1, 3, 1, 0, 0, 0, 0, 0, 0}, /* too tall: no scratch */
+    {8, 800, 2, 100, 1, 1, 1, 8, 1, 0, 0, 0, 0, 1}, /* too wide: no scratch */
+};
+
+START_TEST(kernel_matches_reference_big) {
+  const sp_kernel_entry *e = &sp_registry[_i];
+  if ((only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
+      e->shape != SP_SHAPE_GENERAL || e->isa == SIMDPOOL_ISA_SCALAR ||
+      !sp_cpu_runs(e->isa))
+    return;
+  simdpool_index_type types[4];
+  const int ntypes = index_types_of(e, types);
+  rng_state = seed;
+  int ran = 0;
+  for (size_t i = 0; i < sizeof big_shapes / sizeof big_shapes[0]; i++) {
+    const big_shape *b = &big_shapes[i];
+    simdpool_desc d;
+    simdpool_desc_init(&d, e->method, e->layout, 1, 2, b->h, b->w, b->kh,
+                       b->kw);
+    d.isa = SIMDPOOL_ISA_SCALAR;
+    d.stride_h = b->sh;
+    d.stride_w = b->sw;
+    d.dilation_h = b->dh;
+    d.dilation_w = b->dw;
+    d.pad_top = b->pt;
+    d.pad_bottom = b->pb;
+    d.pad_left = b->pl;
+    d.pad_right = b->pr;
+    d.ceil_mode = b->ceil_mode;
+    d.count_include_pad = b->cip;
+    d.p = i == 0 || i == 3 ? 1.5f : 2.0f; /* pow is slow in the reference */
+    for (int k = 0; k < ntypes; k++) {
+      const uint64_t state = rng_state;
+      /* U8 indices name at most 256 taps. */
+      ck_assert_msg(run_desc(e, types[k], &d) ||
+                        (types[k] == SIMDPOOL_INDEX_U8 && b->kh * b->kw > 256),
+                    "%s rejects big shape %zu", e->name, i);
+      rng_state = state + 1;
+    }
+    ran++;
+  }
+  printf("  big     %-38s: %d large shapes x %d index type(s) bit-exact\n",
+         e->name, ran, ntypes);
   fflush(stdout);
 }
 END_TEST
@@ -455,6 +527,8 @@ int main(void) {
   if (!only_isa)
     tcase_add_test(tc, index_check_matches_brute_force);
   tcase_add_loop_test(tc, kernel_matches_reference, 0, (int)sp_registry_size);
+  tcase_add_loop_test(tc, kernel_matches_reference_big, 0,
+                      (int)sp_registry_size);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

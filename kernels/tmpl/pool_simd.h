@@ -844,19 +844,79 @@ static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
   return acc;
 }
 
-/* AVG divisors of a block: the row's shared one for interior blocks, one
- * per lane at the borders. */
-static inline vf block_divisor(const sp_geom *g, const block *b,
-                               vf interior_div) {
-  if (!b->border)
-    return interior_div;
-  /* The row's factor once, the column's per lane (sp_avg_divisor's own
-   * factors). */
-  const size_t ny = sp_avg_taps_h(g, b->oy);
+/* AVG divisors of outputs ox0.. (cnt of them) of a row whose windows have ny
+ * valid kernel rows: sp_avg_divisor's own factors, with the column's counted
+ * per lane only outside the interior [in.lo, in.hi), where every column has
+ * all kw taps under either count_include_pad rule. */
+SP_HOT vf cols_divisor(const sp_geom *g, const row_span *in, size_t ny,
+                       size_t ox0, size_t cnt) {
+  if (ox0 >= in->lo && ox0 + cnt <= in->hi)
+    return vf_set1((float)(ny * g->kw));
   float lane[SP_VL];
-  for (size_t i = 0; i < SP_VL; i++)
-    lane[i] = i < b->cnt ? (float)(ny * sp_avg_taps_w(g, b->ox0 + i)) : 1.0f;
+  size_t i = 0;
+  for (; i < cnt && ox0 + i < in->lo; i++)
+    lane[i] = (float)(ny * sp_avg_taps_w(g, ox0 + i));
+  for (; i < cnt && ox0 + i < in->hi; i++)
+    lane[i] = (float)(ny * g->kw);
+  for (; i < cnt; i++)
+    lane[i] = (float)(ny * sp_avg_taps_w(g, ox0 + i));
+  for (; i < SP_VL; i++)
+    lane[i] = 1.0f;
   return vf_load(lane);
+}
+
+/* The column factors of the AVG divisors of a row's vector-aligned blocks,
+ * built once per call: (float)taps_w per lane in the few border blocks (the
+ * row's first ones, before in.lo, and its last ones, from in.hi on), kw in
+ * every interior block. Building a factor vector lane by lane costs a store
+ * forwarding stall, far too much per block and row. */
+#define COL_DIV_MAX 8
+
+typedef struct col_divs {
+  size_t left, right; /* blocks [0, left) and [right, nb) are border */
+  int ok;             /* 0: too many border blocks, use cols_divisor */
+  vf f[COL_DIV_MAX];
+} col_divs;
+
+static inline void col_divs_init(const sp_geom *g, const row_span *in,
+                                 col_divs *cd) {
+  const size_t nb = (g->ow + SP_VL - 1) / SP_VL;
+  cd->left = (in->lo + SP_VL - 1) / SP_VL;
+  cd->right = in->hi / SP_VL;
+  if (cd->right < cd->left)
+    cd->right = cd->left;
+  if (cd->right > nb)
+    cd->right = nb;
+  /* ny * nx is exact in float when kh * kw < 2^24. */
+  cd->ok =
+      cd->left + (nb - cd->right) <= COL_DIV_MAX && g->kh <= (1u << 24) / g->kw;
+  if (!cd->ok)
+    return;
+  size_t k = 0;
+  for (size_t b = 0; b < nb; b = b + 1 == cd->left ? cd->right : b + 1) {
+    if (b >= cd->left && b < cd->right)
+      continue;
+    float lane[SP_VL];
+    for (size_t i = 0; i < SP_VL; i++) {
+      const size_t ox = b * SP_VL + i;
+      lane[i] = ox < g->ow ? (float)sp_avg_taps_w(g, ox) : 1.0f;
+    }
+    cd->f[k++] = vf_load(lane);
+  }
+}
+
+/* The divisors of block bi (outputs bi*SP_VL..) of a row with ny valid kernel
+ * rows. */
+SP_HOT vf col_div(const sp_geom *g, const row_span *in, const col_divs *cd,
+                  size_t ny, size_t bi) {
+  if (bi >= cd->left && bi < cd->right)
+    return vf_set1((float)(ny * g->kw));
+  if (!cd->ok) {
+    const size_t ox = bi * SP_VL;
+    return cols_divisor(g, in, ny, ox, g->ow - ox < SP_VL ? g->ow - ox : SP_VL);
+  }
+  const size_t k = bi < cd->left ? bi : cd->left + (bi - cd->right);
+  return vf_mul(vf_set1((float)ny), cd->f[k]);
 }
 
 /* Runs the body (the last argument) for every output row of every plane, in
@@ -1069,91 +1129,152 @@ static inline void sumpool_fwd_nchw_planes(const sp_geom *g, const sp_io *io,
   }
 }
 
-/* Four output rows oy.. of one plane whose windows all have every kernel
- * row inside the input: they share block columns, lane masks and divisors,
- * and their four independent sums hide the latency of the adds. (Written
- * out per row so the sums stay in registers.) */
-#define ROWS 4
-static inline void sumpool_fwd_nchw_rows(const sp_geom *g, const float *xp,
-                                         float *yp, const row_span *in,
-                                         size_t oy, int lp, int kind,
-                                         float inv_p, vf div) {
-  const size_t rs = g->sh * g->w; /* input rows between output rows */
-  /* At stride 1 a border tap is one masked load: blocks may then mix
-   * border and interior columns, a short row is fewer blocks. */
-  const int mixed = g->sw == 1;
-  for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
-    cnt = mixed ? (g->ow - ox < SP_VL ? g->ow - ox : SP_VL)
-                : block_len(in, ox, g->ow);
-    const block b = block_at(g, in, oy, 0, g->kh, ox, cnt);
-    const int plain = !b.border && g->sw == 1 && cnt == SP_VL;
-    vf a0 = vf_zero(), a1 = a0, a2 = a0, a3 = a0;
-    if (plain && !lp) { /* the common case, in a loop of its own */
-      for (size_t ki = 0; ki < g->kh; ki++) {
-        const float *p = block_row(g, xp, &b, ki) + block_col(g, &b, 0);
-        for (size_t kj = 0; kj < g->kw; kj++, p += g->dw) {
-          a0 = vf_add(a0, vf_load(p));
-          a1 = vf_add(a1, vf_load(p + rs));
-          a2 = vf_add(a2, vf_load(p + 2 * rs));
-          a3 = vf_add(a3, vf_load(p + 3 * rs));
-        }
-      }
-    } else {
-      for (size_t ki = 0; ki < g->kh; ki++) {
-        const float *row = block_row(g, xp, &b, ki);
-        for (size_t kj = 0; kj < g->kw; kj++) {
-          const ptrdiff_t col = block_col(g, &b, kj);
-          vf v0, v1, v2, v3;
-          if (plain) {
-            const float *p = row + col;
-            v0 = vf_load(p);
-            v1 = vf_load(p + rs);
-            v2 = vf_load(p + 2 * rs);
-            v3 = vf_load(p + 3 * rs);
-          } else if (b.border) {
-            size_t l0, l1;
-            lane_range(col, g->sw, g->w, cnt, &l0, &l1);
-            if (l0 == l1)
-              continue;
-            v0 = load_cols_range(row, col, g->sw, l0, l1);
-            v1 = load_cols_range(row + rs, col, g->sw, l0, l1);
-            v2 = load_cols_range(row + 2 * rs, col, g->sw, l0, l1);
-            v3 = load_cols_range(row + 3 * rs, col, g->sw, l0, l1);
-          } else {
-            const float *p = row + col;
-            v0 = load_cols(p, g->sw, cnt, b.pairs);
-            v1 = load_cols(p + rs, g->sw, cnt, b.pairs);
-            v2 = load_cols(p + 2 * rs, g->sw, cnt, b.pairs);
-            v3 = load_cols(p + 3 * rs, g->sw, cnt, b.pairs);
-          }
-          if (lp) {
-            v0 = lp_term_v(kind, g->p, v0);
-            v1 = lp_term_v(kind, g->p, v1);
-            v2 = lp_term_v(kind, g->p, v2);
-            v3 = lp_term_v(kind, g->p, v3);
-          }
-          a0 = vf_add(a0, v0);
-          a1 = vf_add(a1, v1);
-          a2 = vf_add(a2, v2);
-          a3 = vf_add(a3, v3);
-        }
-      }
-    }
-    const vf acc[ROWS] = {a0, a1, a2, a3};
-    const vf d = lp ? div : block_divisor(g, &b, div);
-    for (size_t r = 0; r < ROWS; r++) {
-      const vf y = lp ? lp_root_v(kind, inv_p, acc[r]) : vf_div(acc[r], d);
-      store_lanes(yp + (oy + r) * g->ow + ox, vcanon(y), cnt);
-    }
-  }
+/* AVG and LP forward through zero-padded rows. A band of output rows of
+ * one plane (and a tile of its columns, when a whole row is too wide) reads
+ * a range of input rows; they are copied once to a stack scratch, with zeros
+ * wherever a tap falls outside the input (padding, rows above or below).
+ * Every tap is then a plain load, the same for border and interior lanes,
+ * without per-tap lane ranges or masks, and PAD_ROWS output rows at a time
+ * give independent sums that hide the adds' latency. Exact: a padding tap
+ * adds +0.0f (t(0) = +0.0f for LP) to a sum that starts at +0.0f and so is
+ * never -0.0f, which changes no bits (the border blocks of sum_block_nchw do
+ * the same). */
+#define PAD_ROWS 4
+#define PAD_SCRATCH 4096 /* floats: 16 KiB of stack */
+
+/* The scratch layout of a call: tiles of `tile` output columns (a multiple
+ * of SP_VL), bands of `band` output rows (a multiple of PAD_ROWS), scratch
+ * rows `rs` floats apart. */
+typedef struct pad_plan {
+  size_t tile, band, rs;
+} pad_plan;
+
+/* Scratch rows a band of b output rows reads. */
+static inline size_t pad_rows(const sp_geom *g, size_t b) {
+  return (b - 1) * g->sh + (g->kh - 1) * g->dh + 1;
 }
 
-/* Are output rows [oy, oy + ROWS) all full (every kernel row inside)? */
-static inline int full_rows(const sp_geom *g, size_t oy) {
-  if (oy + ROWS > g->oh || oy * g->sh < g->pt)
+/* Scratch columns a tile of t outputs reads (load_cols at stride 2 reads the
+ * last lane's odd neighbour too). */
+static inline size_t pad_cols(const sp_geom *g, size_t t) {
+  return t * g->sw + (g->kw - 1) * g->dw;
+}
+
+static inline size_t round_up(size_t v, size_t m) {
+  return (v + m - 1) / m * m;
+}
+
+/* 0 when not even PAD_ROWS rows of one vector fit the scratch. The widest
+ * tile comes first (no column overlap), then the tallest band. */
+static inline int pad_plan_of(const sp_geom *g, pad_plan *pp) {
+  const size_t rows = pad_rows(g, PAD_ROWS), halo = (g->kw - 1) * g->dw;
+  if (rows > PAD_SCRATCH / SP_VL)
     return 0;
-  const size_t last = (oy + ROWS - 1) * g->sh - g->pt + g->dh * (g->kh - 1);
-  return last < g->h;
+  const size_t room = PAD_SCRATCH / rows / SP_VL * SP_VL; /* floats per row */
+  if (room <= halo)
+    return 0;
+  size_t t = (room - halo) / g->sw / SP_VL * SP_VL;
+  if (t == 0)
+    return 0;
+  if (t > round_up(g->ow, SP_VL))
+    t = round_up(g->ow, SP_VL);
+  pp->tile = t;
+  pp->rs = round_up(pad_cols(g, t), SP_VL);
+  /* (b - 1) * sh + (kh - 1) * dh + 1 <= PAD_SCRATCH / rs */
+  const size_t cap = PAD_SCRATCH / pp->rs;
+  size_t b = (cap - (rows - (PAD_ROWS - 1) * g->sh)) / g->sh + 1;
+  b = b / PAD_ROWS * PAD_ROWS;
+  if (b > round_up(g->oh, PAD_ROWS))
+    b = round_up(g->oh, PAD_ROWS);
+  pp->band = b;
+  return 1;
+}
+
+/* s[0, cols) = row[x0 + c] where 0 <= x0 + c < w, else 0 (all zeros when row
+ * is NULL). Writes up to SP_VL - 1 floats past cols. */
+SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
+                     size_t cols) {
+  size_t lo = cols, hi = cols;
+  if (row) {
+    const ptrdiff_t a = -x0, b = (ptrdiff_t)w - x0;
+    lo = a <= 0 ? 0 : (size_t)a < cols ? (size_t)a : cols;
+    hi = b <= (ptrdiff_t)lo ? lo : (size_t)b < cols ? (size_t)b : cols;
+  }
+  size_t c = 0;
+  for (; c < lo; c += SP_VL)
+    vf_store(s + c, vf_zero());
+  for (c = lo; c + SP_VL <= hi; c += SP_VL)
+    vf_store(s + c, vf_load(row + x0 + (ptrdiff_t)c));
+  if (c < hi) {
+    vf_store(s + c, load_lanes(row + x0 + (ptrdiff_t)c, hi - c));
+    c += SP_VL;
+  }
+  for (; c < cols; c += SP_VL)
+    vf_store(s + c, vf_zero());
+}
+
+/* sw_c: the column stride when it is a compile-time 1 or 2, else 0. */
+SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
+                                    const pad_plan *pp, size_t sw_c) {
+  const size_t sw = sw_c ? sw_c : g->sw;
+  float scratch[PAD_SCRATCH + SP_VL] __attribute__((aligned(64)));
+  const row_span in = interior_cols(g);
+  col_divs cd;
+  col_divs_init(g, &in, &cd);
+  const int kind = lp_kind(g->p);
+  const float inv_p = lp ? 1.0f / g->p : 1.0f;
+  const size_t rs = pp->rs, gs = g->sh * rs; /* between output rows */
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
+      float *yp = io->y + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy0 = 0; oy0 < g->oh; oy0 += pp->band) {
+        const size_t by =
+            round_up(g->oh - oy0 < pp->band ? g->oh - oy0 : pp->band, PAD_ROWS);
+        for (size_t ox0 = 0; ox0 < g->ow; ox0 += pp->tile) {
+          const size_t tc = g->ow - ox0 < pp->tile ? g->ow - ox0 : pp->tile;
+          const size_t cols = pad_cols(g, round_up(tc, SP_VL));
+          const ptrdiff_t x0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
+          for (size_t r = 0; r < pad_rows(g, by); r++) {
+            const ptrdiff_t iy =
+                (ptrdiff_t)(oy0 * g->sh + r) - (ptrdiff_t)g->pt;
+            const int inside = iy >= 0 && (size_t)iy < g->h;
+            pad_fill(scratch + r * rs, inside ? xp + (size_t)iy * g->w : NULL,
+                     x0, g->w, cols);
+          }
+          for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
+            const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
+            size_t ny[PAD_ROWS] = {0};
+            if (!lp)
+              for (size_t r = 0; r < nr; r++)
+                ny[r] = sp_avg_taps_h(g, oy + r);
+            const float *srow = scratch + (oy - oy0) * gs;
+            for (size_t bx = 0; bx < tc; bx += SP_VL) {
+              const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
+              vf acc[PAD_ROWS];
+              for (size_t r = 0; r < PAD_ROWS; r++)
+                acc[r] = vf_zero();
+              for (size_t ki = 0; ki < g->kh; ki++) {
+                const float *p = srow + ki * g->dh * rs + bx * sw;
+                for (size_t kj = 0; kj < g->kw; kj++, p += g->dw) {
+                  for (size_t r = 0; r < PAD_ROWS; r++) {
+                    const vf v = load_cols(p + r * gs, sw, SP_VL, 1);
+                    acc[r] = vf_add(acc[r], lp ? lp_term_v(kind, g->p, v) : v);
+                  }
+                }
+              }
+              for (size_t r = 0; r < nr; r++) {
+                const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
+                                : vf_div(acc[r], col_div(g, &in, &cd, ny[r],
+                                                         (ox0 + bx) / SP_VL));
+                store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
@@ -1163,31 +1284,27 @@ static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
     sumpool_fwd_nchw_planes(g, io, lp);
     return;
   }
+  pad_plan pp;
+  if (pad_plan_of(g, &pp)) {
+    if (g->sw == 1)
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, 1);
+    else if (g->sw == 2)
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, 2);
+    else
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, 0);
+    return;
+  }
+  /* Kernels too tall for the scratch: blocks read the input directly. */
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
-  size_t skip = 0; /* rows already done by sumpool_fwd_nchw_rows */
   FOR_EACH_ROW(g, {
-    if (skip) {
-      skip--;
-      continue;
-    }
-    if (full_rows(g, oy)) {
-      const vf div =
-          vf_set1(in_.lo < in_.hi ? sp_avg_divisor(g, oy, in_.lo) : 1.0f);
-      sumpool_fwd_nchw_rows(g, io->x + px.base, io->y + py.base, &in_, oy, lp,
-                            kind, inv_p, div);
-      skip = ROWS - 1;
-      continue;
-    }
-    /* Interior windows of a row share their divisor. */
-    const vf div =
-        vf_set1(in_.lo < in_.hi ? sp_avg_divisor(g, oy, in_.lo) : 1.0f);
+    const size_t ny = sp_avg_taps_h(g, oy);
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
       const vf y = lp ? lp_root_v(kind, inv_p, acc)
-                      : vf_div(acc, block_divisor(g, &b, div));
+                      : vf_div(acc, cols_divisor(g, &in_, ny, ox, cnt));
       store_lanes(io->y + orow + ox, vcanon(y), cnt);
     }
   });
