@@ -457,8 +457,117 @@ void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   maxpool_bwd_nhwc_body(g, io, 0);
 }
 
+/* MAX backward from indices, NHWC, gathered: each dx pixel sums, in output
+ * order, the dy of the outputs whose windows cover it and whose indices name
+ * it, so dx is written once, without the zeroing pass and the per-tap
+ * read-modify-write of the scatter above. The sums are the reference's: it
+ * adds those same dy, in output order, to a +0.0f, and a lane whose index
+ * names another tap adds +0.0f, which changes no bits (dx is never -0.0f).
+ *
+ * Covering outputs along an axis: o in [lo, hi) with o*s in
+ * [i + pad - ext, i + pad] (ext the dilated extent less one), and only
+ * those whose offset i + pad - o*s is a multiple of the dilation. Both
+ * bounds only grow with i, so they advance without divisions. */
+typedef struct cover {
+  size_t lo, hi;
+} cover;
+
+SP_HOT void cover_advance(cover *cv, size_t i, size_t pad, size_t s, size_t k,
+                          size_t d, size_t on) {
+  const size_t ext = (k - 1) * d;
+  while (cv->lo < on && cv->lo * s + ext < i + pad)
+    cv->lo++;
+  while (cv->hi < on && cv->hi * s <= i + pad)
+    cv->hi++;
+}
+
+#define GATHER_MAX 64 /* covering output rows per input row, at most */
+
+/* Can every input row's covering output rows be listed? */
+static inline int bwd_gather_fits(const sp_geom *g) {
+  return ((g->kh - 1) * g->dh + g->sh) / g->sh <= GATHER_MAX;
+}
+
+/* dy of one channel block of output o where the index names `val`, else 0. */
+SP_HOT vf gather_term(const sp_io *io, simdpool_index_type it, size_t o, vi val,
+                      size_t cn) {
+  const vm hit = vm_eq_i(load_index(io->indices, it, o, cn), val);
+  return vf_select(hit, vf_zero(), load_lanes(io->dy + o, cn));
+}
+
+static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
+                                               const sp_io *io) {
+  const size_t C = g->c;
+  const simdpool_index_type it = g->index_type;
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  for (size_t n = 0; n < g->n; n++) {
+    cover rv = {0, 0};
+    for (size_t iy = 0; iy < g->h; iy++) {
+      cover_advance(&rv, iy, g->pt, g->sh, g->kh, g->dh, g->oh);
+      /* The covering output rows: where they start, and their kernel row's
+       * part of the tap number. */
+      size_t yo[GATHER_MAX], yk[GATHER_MAX], ny = 0;
+      for (size_t oy = rv.lo; oy < rv.hi; oy++) {
+        const size_t ry = iy + g->pt - oy * g->sh;
+        if (g->dh > 1 && ry % g->dh)
+          continue;
+        yo[ny] = (n * g->oh + oy) * g->ow * C;
+        yk[ny++] = ry / g->dh * g->kw;
+      }
+      cover cv = {0, 0};
+      float *drow = io->dx + (n * g->h + iy) * g->w * C;
+      for (size_t ix = 0; ix < g->w; ix++, drow += C) {
+        cover_advance(&cv, ix, g->pl, g->sw, g->kw, g->dw, g->ow);
+        const size_t flat = iy * g->w + ix;
+        size_t c = 0;
+        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
+          vf a0 = vf_zero(), a1 = a0, a2 = a0, a3 = a0;
+          for (size_t k = 0; k < ny; k++) {
+            for (size_t ox = cv.lo; ox < cv.hi; ox++) {
+              const size_t rx = ix + g->pl - ox * g->sw;
+              if (g->dw > 1 && rx % g->dw)
+                continue;
+              const vi v =
+                  vi_set1(index_value(it, u8 ? yk[k] + rx / g->dw : 0, flat));
+              const size_t o = yo[k] + ox * C + c;
+              a0 = vf_add(a0, gather_term(io, it, o, v, SP_VL));
+              a1 = vf_add(a1, gather_term(io, it, o + SP_VL, v, SP_VL));
+              a2 = vf_add(a2, gather_term(io, it, o + 2 * SP_VL, v, SP_VL));
+              a3 = vf_add(a3, gather_term(io, it, o + 3 * SP_VL, v, SP_VL));
+            }
+          }
+          vf_store(drow + c, a0);
+          vf_store(drow + c + SP_VL, a1);
+          vf_store(drow + c + 2 * SP_VL, a2);
+          vf_store(drow + c + 3 * SP_VL, a3);
+        }
+        for (; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vf a = vf_zero();
+          for (size_t k = 0; k < ny; k++) {
+            for (size_t ox = cv.lo; ox < cv.hi; ox++) {
+              const size_t rx = ix + g->pl - ox * g->sw;
+              if (g->dw > 1 && rx % g->dw)
+                continue;
+              const vi v =
+                  vi_set1(index_value(it, u8 ? yk[k] + rx / g->dw : 0, flat));
+              a = vf_add(a, gather_term(io, it, yo[k] + ox * C + c, v, cn));
+            }
+          }
+          store_lanes(drow + c, a, cn);
+        }
+      }
+    }
+  }
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
+}
+
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
-  maxpool_bwd_nhwc_body(g, io, 1);
+  if (bwd_gather_fits(g))
+    maxpool_bwd_idx_nhwc_gather(g, io);
+  else
+    maxpool_bwd_nhwc_body(g, io, 1);
 }
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
