@@ -1050,204 +1050,16 @@ SP_HOT vf col_div(const sp_geom *g, const row_span *in, const col_divs *cd,
     }                                                                          \
   } while (0)
 
-/* Elements row[start + t], t in [0, 2*SP_VL), de-interleaved; -inf where
- * start + t lies outside [0, min(w, start + lim)) (padding, or past what the
- * block's lanes need). Reads only inside that range. */
-SP_HOT void load_pair_inf(const float *row, ptrdiff_t start, size_t w,
-                          size_t lim, vf *even, vf *odd) {
-  const ptrdiff_t n = 2 * SP_VL;
-  ptrdiff_t t0 = start < 0 ? -start : 0, t1 = (ptrdiff_t)w - start;
-  if (t1 > (ptrdiff_t)lim)
-    t1 = (ptrdiff_t)lim;
-  if (t1 > n)
-    t1 = n;
-  if (t1 < 0) /* the whole span lies past the row's end */
-    t1 = 0;
-  if (t0 > t1)
-    t0 = t1;
-  const ptrdiff_t vl = SP_VL;
-  const size_t a0 = (size_t)(t0 < vl ? t0 : vl),
-               a1 = (size_t)(t1 < vl ? t1 : vl);
-  const size_t b0 = (size_t)(t0 > vl ? t0 - vl : 0);
-  const size_t b1 = (size_t)(t1 > vl ? t1 - vl : 0);
-  const vf ninf = vf_set1(-INFINITY);
-  const vf a = vf_select(vm_range(a0, a1), ninf,
-                         a0 < a1 ? vf_load_range(row + start, a0, a1) : ninf);
-  const vf b =
-      vf_select(vm_range(b0, b1), ninf,
-                b0 < b1 ? vf_load_range(row + start + vl, b0, b1) : ninf);
-  vf_deinterleave(a, b, even, odd);
-}
-
-/* One input row's 3x3/s2 fold for the lanes of block b: max of the taps at
- * columns 2*ox - 1, 2*ox, 2*ox + 1 (in that order); *bad marks NaN lanes. */
-SP_HOT vf fold3x3s2_row(const sp_geom *g, const float *row, const block *b,
-                        vm *bad) {
-  vf e0, o0, e2, o2;
-  if (b->pairs) {
-    const float *p = row + block_col(g, b, 0);
-    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &e0, &o0);
-    vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &e2, &o2);
-  } else {
-    const ptrdiff_t start = block_col(g, b, 0);
-    const size_t lim = 2 * b->cnt + 1;
-    load_pair_inf(row, start, g->w, lim, &e0, &o0);
-    load_pair_inf(row, start + 2, g->w, lim - 2, &e2, &o2);
-  }
-  (void)o2;
-  *bad = vm_or(*bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
-  return vf_max_x86(e2, vf_max_x86(o0, e0));
-}
-
-/* 3x3/stride-2 MAX without indices on a block of a row whose three kernel
- * rows are all inside: each row folds its taps (fold3x3s2_row: one pair of
- * de-interleaves, padding columns as -inf, which never changes a valid max's
- * bits), then row 0 with 1 with 2: DESIGN.md's ordered tree. Returns 0
- * (nothing stored) when a NaN needs the exact path. */
-SP_HOT int max3x3s2_block(const sp_geom *g, const float *xp, const block *b,
-                          vf *out) {
-  vm bad = vm_range(0, 0);
-  const float *r0 = block_row(g, xp, b, 0);
-  vf acc = fold3x3s2_row(g, r0, b, &bad);
-  acc = vf_max_x86(fold3x3s2_row(g, r0 + g->w, b, &bad), acc);
-  acc = vf_max_x86(fold3x3s2_row(g, r0 + 2 * g->w, b, &bad), acc);
-  if (vm_any(vm_and(bad, vm_range(0, b->cnt))))
-    return 0;
-  *out = acc;
-  return 1;
-}
-
-/* Two output rows oy, oy + 1 of 3x3/s2 whose kernel rows all lie inside:
- * they share input row 2*oy + 1, folded once. Rows combine in order (a tie
- * keeps the earlier row), as in max3x3s2_block. Returns 0 (nothing stored)
- * when a NaN needs the exact path. */
-SP_HOT int max3x3s2_two_rows(const sp_geom *g, const float *xp, const block *b,
-                             vf *out0, vf *out1) {
-  vm bad = vm_range(0, 0);
-  const size_t w = g->w;
-  const float *r0 = block_row(g, xp, b, 0);
-  const vf f0 = fold3x3s2_row(g, r0, b, &bad);
-  const vf f1 = fold3x3s2_row(g, r0 + w, b, &bad);
-  const vf f2 = fold3x3s2_row(g, r0 + 2 * w, b, &bad);
-  const vf f3 = fold3x3s2_row(g, r0 + 3 * w, b, &bad);
-  const vf f4 = fold3x3s2_row(g, r0 + 4 * w, b, &bad);
-  if (vm_any(vm_and(bad, vm_range(0, b->cnt))))
-    return 0;
-  *out0 = vf_max_x86(f2, vf_max_x86(f1, f0));
-  *out1 = vf_max_x86(f4, vf_max_x86(f3, f2));
-  return 1;
-}
-
-static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
-                                         int track, int k3s2) {
-  size_t skip = 0; /* the second row of a 3x3/s2 pair, already stored */
-  FOR_EACH_ROW(g, {
-    if (skip) {
-      skip--;
-      continue;
-    }
-    /* 3x3/s2: rows oy and oy + 1 both inside (the last kernel row of
-     * oy + 1 is input row 2*oy + 3 - pt) go as a pair. */
-    const int pair = k3s2 && ki0 == 0 && ki1 == 3 && oy + 1 < g->oh &&
-                     (oy + 1) * 2 + 2 < g->h + g->pt;
-    for (size_t ox = 0, cnt; pair && ox < g->ow; ox += cnt) {
-      cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
-      const block b = block_at(g, &in_, oy, 0, 3, ox, cnt);
-      vf m0, m1;
-      if (!max3x3s2_two_rows(g, io->x + px.base, &b, &m0, &m1)) {
-        const block b1 = block_at(g, &in_, oy + 1, 0, 3, ox, cnt);
-        vi t;
-        m0 = max_block_nchw(g, io->x + px.base, &b, 0, g->index_type, &t);
-        m1 = max_block_nchw(g, io->x + px.base, &b1, 0, g->index_type, &t);
-      }
-      store_lanes(io->y + orow + ox, m0, cnt);
-      store_lanes(io->y + orow + g->ow + ox, m1, cnt);
-    }
-    if (pair) {
-      skip = 1;
-      continue;
-    }
-    for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
-      /* 3x3/s2 blocks take edges in their stride (fold3x3s2_row). */
-      cnt = k3s2 ? (g->ow - ox < SP_VL ? g->ow - ox : SP_VL)
-                 : block_len(&in_, ox, g->ow);
-      const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-      vi t;
-      vf m;
-      if (!(k3s2 && ki0 == 0 && ki1 == 3 &&
-            max3x3s2_block(g, io->x + px.base, &b, &m)))
-        m = max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
-      store_lanes(io->y + orow + ox, m, cnt);
-      if (track)
-        store_index(io->indices, g->index_type, orow + ox, t, cnt);
-    }
-  });
-}
-
-void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
-  if (g->index_type == SIMDPOOL_INDEX_NONE)
-    maxpool_fwd_nchw_body(g, io, 0, 0);
-  else
-    maxpool_fwd_nchw_body(g, io, 1, 0);
-}
-
-/* SP_SHAPE_3X3S2P1 without indices (the ResNet stem). */
-void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
-  maxpool_fwd_nchw_body(g, io, 0, 1);
-}
-
-/* Short NCHW rows (fewer than two vectors of outputs) leave most lanes of
- * a row block idle and pay per-row costs for few outputs. Lanes then run
- * over planes instead, as NHWC's run over channels: tap t of SP_VL planes
- * is read at stride h*w, every lane shares the window, and each lane still
- * sums its own window's taps in row-major order. */
-static inline int short_rows(const sp_geom *g) {
-  /* At stride 1, rows of at least one vector do better four at a time
-   * (sumpool_fwd_nchw_rows): measured on 192x28x28 3x3/s1 with 16 lanes. */
-  if (g->sw == 1 && g->ow >= SP_VL)
-    return 0;
-  return g->ow < 2 * SP_VL && g->n * g->c >= SP_VL;
-}
-
-static inline void sumpool_fwd_nchw_planes(const sp_geom *g, const sp_io *io,
-                                           int lp) {
-  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
-  const int kind = lp_kind(g->p);
-  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
-    const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    const float *xp = io->x + p0 * hw;
-    float *yp = io->y + p0 * ohw;
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      for (size_t ox = 0; ox < g->ow; ox++) {
-        const window win = window_at(g, oy, ox);
-        vf acc = vf_zero();
-        for (size_t ki = win.ki0; ki < win.ki1; ki++) {
-          for (size_t kj = win.kj0; kj < win.kj1; kj++) {
-            const vf v = load_cols(xp + tap_flat(g, &win, ki, kj), hw, cnt, 0);
-            acc = vf_add(acc, lp ? lp_term_v(kind, g->p, v) : v);
-          }
-        }
-        const vf y = lp ? lp_root_v(kind, 1.0f / g->p, acc)
-                        : vf_div(acc, vf_set1(window_divisor(g, &win, oy, ox)));
-        float lane[SP_VL];
-        vf_store(lane, vcanon(y));
-        for (size_t i = 0; i < cnt; i++)
-          yp[i * ohw + oy * g->ow + ox] = lane[i];
-      }
-    }
-  }
-}
-
-/* AVG and LP forward through zero-padded rows. A band of output rows of
- * one plane (and a tile of its columns, when a whole row is too wide) reads
- * a range of input rows; they are copied once to a stack scratch, with zeros
- * wherever a tap falls outside the input (padding, rows above or below).
- * Every tap is then a plain load, the same for border and interior lanes,
- * without per-tap lane ranges or masks, and PAD_ROWS output rows at a time
- * give independent sums that hide the adds' latency. Exact: a padding tap
- * adds +0.0f (t(0) = +0.0f for LP) to a sum that starts at +0.0f and so is
- * never -0.0f, which changes no bits (the border blocks of sum_block_nchw do
- * the same). */
+/* NCHW forward through padded scratch rows. A band of output rows of one
+ * plane (and a tile of its columns, when a whole row is too wide) reads a
+ * range of input rows; they are copied once to a stack scratch, with a pad
+ * value wherever a tap falls outside the input (padding, rows above or
+ * below): +0.0f for the sums, -inf for MAX. Every tap is then a plain load,
+ * the same for border and interior lanes, without per-tap lane ranges or
+ * masks, and PAD_ROWS output rows at a time give independent chains that
+ * hide the latency. Exact: a padding tap adds +0.0f (t(0) = +0.0f for LP) to
+ * a sum that starts at +0.0f and so is never -0.0f, and a -inf never
+ * replaces a MAX (every window has a valid tap); neither changes any bits. */
 #define PAD_ROWS 4
 #define PAD_SCRATCH 4096 /* floats: 16 KiB of stack */
 
@@ -1299,10 +1111,10 @@ static inline int pad_plan_of(const sp_geom *g, pad_plan *pp) {
   return 1;
 }
 
-/* s[0, cols) = row[x0 + c] where 0 <= x0 + c < w, else 0 (all zeros when row
- * is NULL). Writes up to SP_VL - 1 floats past cols. */
+/* s[0, cols) = row[x0 + c] where 0 <= x0 + c < w, else pad (all pad when
+ * row is NULL). Writes up to SP_VL - 1 floats past cols. */
 SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
-                     size_t cols) {
+                     size_t cols, vf pad) {
   size_t lo = cols, hi = cols;
   if (row) {
     const ptrdiff_t a = -x0, b = (ptrdiff_t)w - x0;
@@ -1311,15 +1123,187 @@ SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
   }
   size_t c = 0;
   for (; c < lo; c += SP_VL)
-    vf_store(s + c, vf_zero());
+    vf_store(s + c, pad);
   for (c = lo; c + SP_VL <= hi; c += SP_VL)
     vf_store(s + c, vf_load(row + x0 + (ptrdiff_t)c));
   if (c < hi) {
-    vf_store(s + c, load_lanes(row + x0 + (ptrdiff_t)c, hi - c));
+    const size_t k = hi - c;
+    vf_store(s + c, vf_select(vm_range(0, k), pad,
+                              load_lanes(row + x0 + (ptrdiff_t)c, k)));
     c += SP_VL;
   }
   for (; c < cols; c += SP_VL)
-    vf_store(s + c, vf_zero());
+    vf_store(s + c, pad);
+}
+
+/* Runs the body (the last argument) for every band and tile of every plane
+ * after copying the band's input rows into scratch (pad where a tap falls
+ * outside the input), with xp, yp (the plane's input and output), oy0, by
+ * (the band's first output row and its row count, a multiple of PAD_ROWS
+ * that may pass oh), ox0 and tc (the tile's first output column and its
+ * column count) in scope. */
+#define FOR_EACH_PAD_TILE(g, io, pp, scratch, pad, ...)                        \
+  do {                                                                         \
+    for (size_t n_ = 0; n_ < (g)->n; n_++) {                                   \
+      for (size_t c_ = 0; c_ < (g)->c; c_++) {                                 \
+        const float *xp =                                                      \
+            (io)->x + sp_plane_of(g, n_, c_, (g)->h, (g)->w).base;             \
+        float *yp = (io)->y + sp_plane_of(g, n_, c_, (g)->oh, (g)->ow).base;   \
+        for (size_t oy0 = 0; oy0 < (g)->oh; oy0 += (pp)->band) {               \
+          const size_t by = round_up(                                          \
+              (g)->oh - oy0 < (pp)->band ? (g)->oh - oy0 : (pp)->band,         \
+              PAD_ROWS);                                                       \
+          for (size_t ox0 = 0; ox0 < (g)->ow; ox0 += (pp)->tile) {             \
+            const size_t tc =                                                  \
+                (g)->ow - ox0 < (pp)->tile ? (g)->ow - ox0 : (pp)->tile;       \
+            const size_t cols_ = pad_cols(g, round_up(tc, SP_VL));             \
+            const ptrdiff_t x0_ =                                              \
+                (ptrdiff_t)(ox0 * (g)->sw) - (ptrdiff_t)(g)->pl;               \
+            for (size_t r_ = 0; r_ < pad_rows(g, by); r_++) {                  \
+              const ptrdiff_t iy_ =                                            \
+                  (ptrdiff_t)(oy0 * (g)->sh + r_) - (ptrdiff_t)(g)->pt;        \
+              const int in_ = iy_ >= 0 && (size_t)iy_ < (g)->h;                \
+              pad_fill((scratch) + r_ * (pp)->rs,                              \
+                       in_ ? xp + (size_t)iy_ * (g)->w : NULL, x0_, (g)->w,    \
+                       cols_, pad);                                            \
+            }                                                                  \
+            __VA_ARGS__                                                        \
+          }                                                                    \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+/* One input row's 3x3/s2 fold for a block of lanes from padded scratch,
+ * p at the input column of lane 0's first tap: the max of the taps at p[2l],
+ * p[2l + 1], p[2l + 2] (in that order); *bad marks NaN lanes. */
+SP_HOT vf fold3x3s2(const float *p, vm *bad) {
+  vf e0, o0, e2, o2;
+  vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &e0, &o0);
+  vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &e2, &o2);
+  (void)o2;
+  *bad = vm_or(*bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
+  return vf_max_x86(e2, vf_max_x86(o0, e0));
+}
+
+/* 3x3/stride-2 MAX without indices through -inf-padded scratch: each input
+ * row folds its taps once, then rows 0, 1, 2 combine in order (DESIGN.md's
+ * ordered tree; a tie keeps the earlier row), and output rows go in pairs
+ * that share their middle input row. A block whose lanes met a NaN reruns
+ * on the input with compare-and-select (max_block_nchw). */
+static inline void max3x3s2_nchw_padded(const sp_geom *g, const sp_io *io,
+                                        const pad_plan *pp) {
+  float scratch[PAD_SCRATCH + SP_VL] __attribute__((aligned(64)));
+  const row_span in = interior_cols(g);
+  const size_t rs = pp->rs;
+  FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_set1(-INFINITY), {
+    for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += 2) {
+      const int two = oy + 1 < g->oh;
+      const float *r0 = scratch + (oy - oy0) * 2 * rs;
+      for (size_t bx = 0; bx < tc; bx += SP_VL) {
+        const size_t ox = ox0 + bx, cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
+        const float *p = r0 + 2 * bx;
+        vm bad = vm_range(0, 0);
+        const vf f0 = fold3x3s2(p, &bad), f1 = fold3x3s2(p + rs, &bad);
+        const vf f2 = fold3x3s2(p + 2 * rs, &bad);
+        vf m0 = vf_max_x86(f2, vf_max_x86(f1, f0)), m1 = m0;
+        if (two) {
+          const vf f3 = fold3x3s2(p + 3 * rs, &bad);
+          m1 = vf_max_x86(fold3x3s2(p + 4 * rs, &bad), vf_max_x86(f3, f2));
+        }
+        if (vm_any(vm_and(bad, vm_range(0, cnt)))) {
+          for (size_t r = 0; r <= (size_t)two; r++) {
+            size_t ki0, ki1;
+            sp_tap_range(oy + r, 2, g->pt, 3, 1, g->h, &ki0, &ki1);
+            const block b = block_at(g, &in, oy + r, ki0, ki1, ox, cnt);
+            vi t;
+            const vf m = max_block_nchw(g, xp, &b, 0, g->index_type, &t);
+            if (r)
+              m1 = m;
+            else
+              m0 = m;
+          }
+        }
+        store_lanes(yp + oy * g->ow + ox, m0, cnt);
+        if (two)
+          store_lanes(yp + (oy + 1) * g->ow + ox, m1, cnt);
+      }
+    }
+  });
+}
+
+static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
+                                         int track) {
+  FOR_EACH_ROW(g, {
+    for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
+      cnt = block_len(&in_, ox, g->ow);
+      const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+      vi t;
+      const vf m =
+          max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
+      store_lanes(io->y + orow + ox, m, cnt);
+      if (track)
+        store_index(io->indices, g->index_type, orow + ox, t, cnt);
+    }
+  });
+}
+
+void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    maxpool_fwd_nchw_body(g, io, 0);
+  else
+    maxpool_fwd_nchw_body(g, io, 1);
+}
+
+/* SP_SHAPE_3X3S2P1 without indices (the ResNet stem). */
+void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  pad_plan pp;
+  if (pad_plan_of(g, &pp)) /* always: 3x3/s2 rows fit */
+    max3x3s2_nchw_padded(g, io, &pp);
+  else
+    maxpool_fwd_nchw_body(g, io, 0);
+}
+
+/* Short NCHW rows (fewer than two vectors of outputs) leave most lanes of
+ * a row block idle and pay per-row costs for few outputs. Lanes then run
+ * over planes instead, as NHWC's run over channels: tap t of SP_VL planes
+ * is read at stride h*w, every lane shares the window, and each lane still
+ * sums its own window's taps in row-major order. */
+static inline int short_rows(const sp_geom *g) {
+  /* At stride 1, rows of at least one vector do better four at a time
+   * (sumpool_fwd_nchw_rows): measured on 192x28x28 3x3/s1 with 16 lanes. */
+  if (g->sw == 1 && g->ow >= SP_VL)
+    return 0;
+  return g->ow < 2 * SP_VL && g->n * g->c >= SP_VL;
+}
+
+static inline void sumpool_fwd_nchw_planes(const sp_geom *g, const sp_io *io,
+                                           int lp) {
+  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
+  const int kind = lp_kind(g->p);
+  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
+    const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+    const float *xp = io->x + p0 * hw;
+    float *yp = io->y + p0 * ohw;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        vf acc = vf_zero();
+        for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+          for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+            const vf v = load_cols(xp + tap_flat(g, &win, ki, kj), hw, cnt, 0);
+            acc = vf_add(acc, lp ? lp_term_v(kind, g->p, v) : v);
+          }
+        }
+        const vf y = lp ? lp_root_v(kind, 1.0f / g->p, acc)
+                        : vf_div(acc, vf_set1(window_divisor(g, &win, oy, ox)));
+        float lane[SP_VL];
+        vf_store(lane, vcanon(y));
+        for (size_t i = 0; i < cnt; i++)
+          yp[i * ohw + oy * g->ow + ox] = lane[i];
+      }
+    }
+  }
 }
 
 /* sw_c: the column stride when it is a compile-time 1 or 2, else 0. */
@@ -1333,57 +1317,37 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
   const size_t rs = pp->rs, gs = g->sh * rs; /* between output rows */
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
-      float *yp = io->y + sp_plane_of(g, n, c, g->oh, g->ow).base;
-      for (size_t oy0 = 0; oy0 < g->oh; oy0 += pp->band) {
-        const size_t by =
-            round_up(g->oh - oy0 < pp->band ? g->oh - oy0 : pp->band, PAD_ROWS);
-        for (size_t ox0 = 0; ox0 < g->ow; ox0 += pp->tile) {
-          const size_t tc = g->ow - ox0 < pp->tile ? g->ow - ox0 : pp->tile;
-          const size_t cols = pad_cols(g, round_up(tc, SP_VL));
-          const ptrdiff_t x0 = (ptrdiff_t)(ox0 * g->sw) - (ptrdiff_t)g->pl;
-          for (size_t r = 0; r < pad_rows(g, by); r++) {
-            const ptrdiff_t iy =
-                (ptrdiff_t)(oy0 * g->sh + r) - (ptrdiff_t)g->pt;
-            const int inside = iy >= 0 && (size_t)iy < g->h;
-            pad_fill(scratch + r * rs, inside ? xp + (size_t)iy * g->w : NULL,
-                     x0, g->w, cols);
-          }
-          for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
-            const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
-            size_t ny[PAD_ROWS] = {0};
-            if (!lp)
-              for (size_t r = 0; r < nr; r++)
-                ny[r] = sp_avg_taps_h(g, oy + r);
-            const float *srow = scratch + (oy - oy0) * gs;
-            for (size_t bx = 0; bx < tc; bx += SP_VL) {
-              const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
-              vf acc[PAD_ROWS];
-              for (size_t r = 0; r < PAD_ROWS; r++)
-                acc[r] = vf_zero();
-              for (size_t ki = 0; ki < g->kh; ki++) {
-                const float *p = srow + ki * g->dh * rs + bx * sw;
-                for (size_t kj = 0; kj < g->kw; kj++, p += g->dw) {
-                  for (size_t r = 0; r < PAD_ROWS; r++) {
-                    const vf v = load_cols(p + r * gs, sw, SP_VL, 1);
-                    acc[r] = vf_add(acc[r], lp ? lp_term_v(kind, g->p, v) : v);
-                  }
-                }
-              }
-              for (size_t r = 0; r < nr; r++) {
-                const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
-                                : vf_div(acc[r], col_div(g, &in, &cd, ny[r],
-                                                         (ox0 + bx) / SP_VL));
-                store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
-              }
+  FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_zero(), {
+    for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
+      const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
+      size_t ny[PAD_ROWS] = {0};
+      if (!lp)
+        for (size_t r = 0; r < nr; r++)
+          ny[r] = sp_avg_taps_h(g, oy + r);
+      const float *srow = scratch + (oy - oy0) * gs;
+      for (size_t bx = 0; bx < tc; bx += SP_VL) {
+        const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
+        vf acc[PAD_ROWS];
+        for (size_t r = 0; r < PAD_ROWS; r++)
+          acc[r] = vf_zero();
+        for (size_t ki = 0; ki < g->kh; ki++) {
+          const float *p = srow + ki * g->dh * rs + bx * sw;
+          for (size_t kj = 0; kj < g->kw; kj++, p += g->dw) {
+            for (size_t r = 0; r < PAD_ROWS; r++) {
+              const vf v = load_cols(p + r * gs, sw, SP_VL, 1);
+              acc[r] = vf_add(acc[r], lp ? lp_term_v(kind, g->p, v) : v);
             }
           }
         }
+        for (size_t r = 0; r < nr; r++) {
+          const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
+                          : vf_div(acc[r], col_div(g, &in, &cd, ny[r],
+                                                   (ox0 + bx) / SP_VL));
+          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
+        }
       }
     }
-  }
+  });
 }
 
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
