@@ -512,7 +512,7 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
         if (g->dh > 1 && ry % g->dh)
           continue;
         yo[ny] = (n * g->oh + oy) * g->ow * C;
-        yk[ny++] = ry / g->dh * g->kw;
+        yk[ny++] = (g->dh == 1 ? ry : ry / g->dh) * g->kw;
       }
       cover cv = {0, 0};
       float *drow = io->dx + (n * g->h + iy) * g->w * C;
@@ -527,8 +527,8 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
               const size_t rx = ix + g->pl - ox * g->sw;
               if (g->dw > 1 && rx % g->dw)
                 continue;
-              const vi v =
-                  vi_set1(index_value(it, u8 ? yk[k] + rx / g->dw : 0, flat));
+              const vi v = vi_set1(index_value(
+                  it, u8 ? yk[k] + (g->dw == 1 ? rx : rx / g->dw) : 0, flat));
               const size_t o = yo[k] + ox * C + c;
               a0 = vf_add(a0, gather_term(io, it, o, v, SP_VL));
               a1 = vf_add(a1, gather_term(io, it, o + SP_VL, v, SP_VL));
@@ -549,8 +549,8 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
               const size_t rx = ix + g->pl - ox * g->sw;
               if (g->dw > 1 && rx % g->dw)
                 continue;
-              const vi v =
-                  vi_set1(index_value(it, u8 ? yk[k] + rx / g->dw : 0, flat));
+              const vi v = vi_set1(index_value(
+                  it, u8 ? yk[k] + (g->dw == 1 ? rx : rx / g->dw) : 0, flat));
               a = vf_add(a, gather_term(io, it, yo[k] + ox * C + c, v, cn));
             }
           }
