@@ -281,7 +281,8 @@ static void add_shape(desc_list *l, simdpool_layout layout, const tmpl *t,
 
 /* The deterministic shapes of a layout. NCHW: the row width sweeps (lanes
  * over output columns) with one or two planes, then the plane count sweeps
- * on short rows (lanes over planes). NHWC: the channel count sweeps. */
+ * on short rows (lanes over planes for global pooling, plane after plane
+ * through the scratch for the others). NHWC: the channel count sweeps. */
 static void build_lists(void) {
   size_t j = 0;
   for (size_t ti = 0; ti < N_TEMPLATES; ti++) {

@@ -86,7 +86,8 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
   /* Channels sweep 1 .. 3*16+1 for NHWC (lanes over channels), and now and
    * then 50..90 so the four-block unrolled paths run at 16 lanes too; NCHW
    * mostly keeps few channels and sweeps widths, and a quarter of the time
-   * has 8..40 planes so the lanes-over-planes path for short rows runs. */
+   * has 8..40 planes so paths that carry state across planes (the scratch
+   * bands, lanes over planes) see many of them. */
   const size_t c = e->layout == SIMDPOOL_NHWC
                        ? (rnd() % 4 ? rnd_range(1, 49) : rnd_range(50, 90))
                        : (rnd() % 4 ? rnd_range(1, 3) : rnd_range(8, 40));

@@ -1264,48 +1264,6 @@ void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nchw_body(g, io, 0);
 }
 
-/* Short NCHW rows (fewer than two vectors of outputs) leave most lanes of
- * a row block idle and pay per-row costs for few outputs. Lanes then run
- * over planes instead, as NHWC's run over channels: tap t of SP_VL planes
- * is read at stride h*w, every lane shares the window, and each lane still
- * sums its own window's taps in row-major order. */
-static inline int short_rows(const sp_geom *g) {
-  /* At stride 1, rows of at least one vector do better four at a time
-   * (sumpool_fwd_nchw_rows): measured on 192x28x28 3x3/s1 with 16 lanes. */
-  if (g->sw == 1 && g->ow >= SP_VL)
-    return 0;
-  return g->ow < 2 * SP_VL && g->n * g->c >= SP_VL;
-}
-
-static inline void sumpool_fwd_nchw_planes(const sp_geom *g, const sp_io *io,
-                                           int lp) {
-  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
-  const int kind = lp_kind(g->p);
-  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
-    const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    const float *xp = io->x + p0 * hw;
-    float *yp = io->y + p0 * ohw;
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      for (size_t ox = 0; ox < g->ow; ox++) {
-        const window win = window_at(g, oy, ox);
-        vf acc = vf_zero();
-        for (size_t ki = win.ki0; ki < win.ki1; ki++) {
-          for (size_t kj = win.kj0; kj < win.kj1; kj++) {
-            const vf v = load_cols(xp + tap_flat(g, &win, ki, kj), hw, cnt, 0);
-            acc = vf_add(acc, lp ? lp_term_v(kind, g->p, v) : v);
-          }
-        }
-        const vf y = lp ? lp_root_v(kind, 1.0f / g->p, acc)
-                        : vf_div(acc, vf_set1(window_divisor(g, &win, oy, ox)));
-        float lane[SP_VL];
-        vf_store(lane, vcanon(y));
-        for (size_t i = 0; i < cnt; i++)
-          yp[i * ohw + oy * g->ow + ox] = lane[i];
-      }
-    }
-  }
-}
-
 /* sw_c: the column stride when it is a compile-time 1 or 2, else 0. */
 SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
                                     const pad_plan *pp, size_t sw_c) {
@@ -1353,10 +1311,6 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
 static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int lp) {
-  if (short_rows(g)) {
-    sumpool_fwd_nchw_planes(g, io, lp);
-    return;
-  }
   pad_plan pp;
   if (pad_plan_of(g, &pp)) {
     if (g->sw == 1)
