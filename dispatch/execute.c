@@ -65,36 +65,83 @@ static int u8_run_ok(const uint8_t *p, size_t count, size_t limit) {
 }
 
 /* Flat I32/I64 indices of a plan whose windows never touch padding, with
- * dilation 1 and kernel_h <= 4 (2x2, 3x3, ...): v is valid iff v - base,
- * base being the window's top-left position, is a*w + b with a < kernel_h
- * and b < kernel_w. The kernel row a comes from comparisons, not a
- * division, so the loop is branch-free. Returns 1 when all are valid. */
-static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
-  const long long w = (long long)g->w, kh = (long long)g->kh;
-  const long long kw = (long long)g->kw;
-  const int nhwc = g->layout == SIMDPOOL_NHWC;
-  const size_t planes = nhwc ? g->n : g->n * g->c, lanes = nhwc ? g->c : 1;
-  const int i32 = g->index_type == SIMDPOOL_INDEX_I32;
-  size_t o = 0;
-  int bad = 0;
-  for (size_t p = 0; p < planes; p++) {
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      long long base = (long long)(oy * g->sh) * w;
-      for (size_t ox = 0; ox < g->ow; ox++, base += (long long)g->sw) {
-        for (size_t l = 0; l < lanes; l++, o++) {
-          const long long v = i32 ? (long long)((const int32_t *)indices)[o]
-                                  : (long long)((const int64_t *)indices)[o];
-          /* A negative v is bad; clamping it first keeps v - base from
-           * overflowing (v may be INT64_MIN). */
-          const long long r = (v < 0 ? -1 : v) - base;
-          const long long a = (r >= w) + (r >= 2 * w) + (r >= 3 * w);
-          const long long b = r - a * w;
-          bad |= (r < 0) | (a >= kh) | (b >= kw);
-        }
-      }
+ * dilation 1, kernel_h <= 4 (2x2, 3x3, ...) and planes below 2^31 elements:
+ * v is valid iff 0 <= v < 2^31 and r = v - base, base being the window's
+ * top-left position, is a*w + b with a < kernel_h and b < kernel_w. The
+ * kernel row a comes from comparisons, not a division, and everything is
+ * 32-bit, so the compiler vectorises each run of windows (a row of outputs
+ * in NCHW, the channels of one output in NHWC). Returns 1 when all are
+ * valid. */
+typedef struct flat_rule {
+  int32_t w, w2, w3, kh, kw;
+} flat_rule;
+
+/* 1 when r (v - base, v already known in [0, 2^31)) names a valid tap. */
+static inline int flat_rel_ok(const flat_rule *f, int32_t r) {
+  const int32_t a = (r >= f->w) + (r >= f->w2) + (r >= f->w3);
+  const int32_t b = r - (a == 0 ? 0 : a == 1 ? f->w : a == 2 ? f->w2 : f->w3);
+  return (r >= 0) & (a < f->kh) & (b < f->kw);
+}
+
+/* A run of n indices whose windows start at base, base + step, ... (step 0:
+ * one window). */
+static int flat_run_ok(const flat_rule *f, const void *indices, int i64,
+                       size_t n, int32_t base, int32_t step) {
+  int ok = 1;
+  if (i64) {
+    /* Each int64 as its two 32-bit halves (little-endian, checked where
+     * this is called): valid ones are below 2^31, so their high half is 0
+     * and their low half is a non-negative int32. */
+    const int32_t *v = indices;
+    for (size_t i = 0; i < n; i++) {
+      const int32_t lo = v[2 * i], hi = v[2 * i + 1];
+      const int32_t r = (int32_t)((uint32_t)lo - (uint32_t)base -
+                                  (uint32_t)i * (uint32_t)step);
+      ok &= (hi == 0) & (lo >= 0) & flat_rel_ok(f, r);
+    }
+  } else {
+    const int32_t *v = indices;
+    for (size_t i = 0; i < n; i++) {
+      const int32_t r = (int32_t)((uint32_t)v[i] - (uint32_t)base -
+                                  (uint32_t)i * (uint32_t)step);
+      ok &= (v[i] >= 0) & flat_rel_ok(f, r);
     }
   }
-  return !bad;
+  return ok;
+}
+
+static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (g->h * g->w > (size_t)INT32_MAX)
+    return 0; /* the general walk decides */
+#else
+  return 0;
+#endif
+  const int32_t w = (int32_t)g->w;
+  /* Kernel rows past kernel_h never match (a < kh), so their thresholds
+   * are clamped where w * a would pass 2^31. */
+  const flat_rule f = {w, g->kh > 2 ? 2 * w : INT32_MAX,
+                       g->kh > 3 ? 3 * w : INT32_MAX, (int32_t)g->kh,
+                       (int32_t)g->kw};
+  const int nhwc = g->layout == SIMDPOOL_NHWC;
+  const size_t planes = nhwc ? g->n : g->n * g->c, lanes = nhwc ? g->c : 1;
+  const int i64 = g->index_type == SIMDPOOL_INDEX_I64;
+  const size_t esz = i64 ? 8 : 4;
+  const char *p = indices;
+  int ok = 1;
+  for (size_t pl = 0; pl < planes && ok; pl++) {
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      const int32_t row = (int32_t)(oy * g->sh * g->w);
+      if (!nhwc) {
+        ok &= flat_run_ok(&f, p, i64, g->ow, row, (int32_t)g->sw);
+        p += g->ow * esz;
+        continue;
+      }
+      for (size_t ox = 0; ox < g->ow; ox++, p += lanes * esz)
+        ok &= flat_run_ok(&f, p, i64, lanes, row + (int32_t)(ox * g->sw), 0);
+    }
+  }
+  return ok;
 }
 
 /* indices[i] of type t, as a signed value for messages and checks. */

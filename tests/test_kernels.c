@@ -446,10 +446,17 @@ START_TEST(index_check_matches_brute_force) {
     ck_assert_int_eq(simdpool_forward(plan, x, y, ind), SIMDPOOL_OK);
     const size_t o = rnd_range(0, ny - 1);
     /* Near-miss values are the interesting ones: small offsets, the plane's
-     * ends, and far-out values. */
+     * ends, far-out values, and (I64) values that are valid modulo 2^32. */
     long long v;
     const long long plane = (long long)(g->h * g->w);
-    switch (rnd() % 4) {
+    switch (rnd() % 5) {
+    case 4:
+      /* I64: a valid position plus 2^32, whose low half alone is valid. */
+      if (it == SIMDPOOL_INDEX_I64) {
+        v = ((const int64_t *)ind)[o] + ((long long)1 << 32);
+        break;
+      }
+      /* fall through */
     case 0:
       v = (long long)rnd_range(0, it == SIMDPOOL_INDEX_U8 ? 255
                                                           : (size_t)plane + 2);
