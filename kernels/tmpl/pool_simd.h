@@ -1484,13 +1484,23 @@ static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
 }
 
 static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
-  zero_tensor(io->dx, in_count(g));
+  /* dx rows are zeroed just before the first output row whose windows
+   * reach them (and the rest at the plane's end), so the zeros are still
+   * in cache when the adds come, instead of a separate pass over dx. */
+  size_t zeroed = 0; /* rows of the current plane zeroed so far */
   tap_offsets taps;
   tap_offsets_init(g, &taps);
   const size_t ew = g->dw * (g->kw - 1) + 1;
   const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
   const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
   FOR_EACH_ROW(g, {
+    if (oy == 0)
+      zeroed = 0;
+    const size_t last = oy * g->sh + (ki1 - 1) * g->dh - g->pt + 1;
+    if (last > zeroed) {
+      zero_tensor(io->dx + px.base + zeroed * g->w, (last - zeroed) * g->w);
+      zeroed = last;
+    }
     size_t ox = 0;
     while (ox < g->ow) {
       if (is_max) {
@@ -1508,6 +1518,8 @@ static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
         ox++;
       }
     }
+    if (oy + 1 == g->oh && zeroed < g->h)
+      zero_tensor(io->dx + px.base + zeroed * g->w, (g->h - zeroed) * g->w);
   });
   /* LP can make a NaN from finite inputs (0 * inf); MAX and AVG cannot. */
   if (mode == BWD_LP || !all_finite(io->dy, out_count(g)))
