@@ -3,16 +3,22 @@
  *
  * Include after a vec-<isa>.h, which defines SP_VL, SP_FN(name), the types vf
  * (floats), vi (int32) and vm (lane masks) and their operations. Lanes run
- * over channels in NHWC and over output columns in NCHW; either way each lane
- * is one output element and sees exactly the scalar reference's sequence of
- * operations, so the bits match (DESIGN.md: reorder across outputs, never
- * within one).
+ * over channels in NHWC and over output columns in NCHW (over planes for NCHW
+ * global pooling); each lane is one output element, or one dx element in the
+ * gathered backward kernels, and sees exactly the scalar reference's
+ * sequence of operations, so the bits match (DESIGN.md: reorder across
+ * outputs, never within one).
+ *
+ * Padding: NCHW forward kernels read rows copied into a stack scratch with
+ * a pad value that changes no result (+0 for sums, -inf for MAX), so border
+ * and interior lanes run the same code; the other NCHW paths load only the
+ * valid lanes of a border tap (lane_range). NHWC windows are uniform across
+ * lanes. Outputs whose contributions must keep the reference's order
+ * (overlapping NCHW backward) add lane by lane.
  *
  * Indices are tracked in int32 lanes: the flat input position (I32, I64) or
  * the tap number (U8). Dispatch gives SIMD kernels only planes of at most
- * INT32_MAX elements (sp_simd_geom_ok). Border windows of NCHW rows, which
- * touch padding, and row tails shorter than a vector run the scalar
- * one-output helpers of kernel_util.h, the very code of the reference. */
+ * INT32_MAX elements (sp_simd_geom_ok). */
 
 #include <float.h>
 #include <string.h>
