@@ -501,11 +501,23 @@ SP_HOT vf gather_term(const sp_io *io, simdpool_index_type it, size_t o, vi val,
   return vf_select(hit, vf_zero(), load_lanes(io->dy + o, cn));
 }
 
+/* The index value that names input pixel ix (flat: its position in the
+ * plane) in the window of output column ox of a covering row whose kernel
+ * row gives yk of the tap number; 0 when dilation makes the window skip the
+ * pixel's column. */
+SP_HOT int gather_value(const sp_geom *g, simdpool_index_type it, size_t yk,
+                        size_t ix, size_t ox, size_t flat, vi *v) {
+  const size_t rx = ix + g->pl - ox * g->sw;
+  if (g->dw > 1 && rx % g->dw)
+    return 0;
+  *v = vi_set1(index_value(it, yk + (g->dw == 1 ? rx : rx / g->dw), flat));
+  return 1;
+}
+
 static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
                                                const sp_io *io) {
   const size_t C = g->c;
   const simdpool_index_type it = g->index_type;
-  const int u8 = it == SIMDPOOL_INDEX_U8;
   for (size_t n = 0; n < g->n; n++) {
     cover rv = {0, 0};
     for (size_t iy = 0; iy < g->h; iy++) {
@@ -530,11 +542,9 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
           vf a0 = vf_zero(), a1 = a0, a2 = a0, a3 = a0;
           for (size_t k = 0; k < ny; k++) {
             for (size_t ox = cv.lo; ox < cv.hi; ox++) {
-              const size_t rx = ix + g->pl - ox * g->sw;
-              if (g->dw > 1 && rx % g->dw)
+              vi v;
+              if (!gather_value(g, it, yk[k], ix, ox, flat, &v))
                 continue;
-              const vi v = vi_set1(index_value(
-                  it, u8 ? yk[k] + (g->dw == 1 ? rx : rx / g->dw) : 0, flat));
               const size_t o = yo[k] + ox * C + c;
               a0 = vf_add(a0, gather_term(io, it, o, v, SP_VL));
               a1 = vf_add(a1, gather_term(io, it, o + SP_VL, v, SP_VL));
@@ -552,12 +562,9 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
           vf a = vf_zero();
           for (size_t k = 0; k < ny; k++) {
             for (size_t ox = cv.lo; ox < cv.hi; ox++) {
-              const size_t rx = ix + g->pl - ox * g->sw;
-              if (g->dw > 1 && rx % g->dw)
-                continue;
-              const vi v = vi_set1(index_value(
-                  it, u8 ? yk[k] + (g->dw == 1 ? rx : rx / g->dw) : 0, flat));
-              a = vf_add(a, gather_term(io, it, yo[k] + ox * C + c, v, cn));
+              vi v;
+              if (gather_value(g, it, yk[k], ix, ox, flat, &v))
+                a = vf_add(a, gather_term(io, it, yo[k] + ox * C + c, v, cn));
             }
           }
           store_lanes(drow + c, a, cn);
