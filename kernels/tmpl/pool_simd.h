@@ -1227,7 +1227,7 @@ static inline void max3x3s2_nchw_padded(const sp_geom *g, const sp_io *io,
         if (vm_any(vm_and(bad, vm_range(0, cnt)))) {
           for (size_t r = 0; r <= (size_t)two; r++) {
             size_t ki0, ki1;
-            sp_tap_range(oy + r, 2, g->pt, 3, 1, g->h, &ki0, &ki1);
+            sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
             const block b = block_at(g, &in, oy + r, ki0, ki1, ox, cnt);
             vi t;
             const vf m = max_block_nchw(g, xp, &b, 0, g->index_type, &t);
