@@ -483,15 +483,6 @@ static size_t thin = 1;
 #define API_STRIDE 16 /* the public-API pass takes every 16th shape */
 static int random_per_kernel = 40; /* times scale */
 
-/* The index types kernel e handles. */
-static int index_types_of(const sp_kernel_entry *e, simdpool_index_type *out) {
-  int k = 0;
-  for (int t = SIMDPOOL_INDEX_NONE; t <= SIMDPOOL_INDEX_U8; t++)
-    if (e->index_mask & SP_IDX_BIT(t))
-      out[k++] = (simdpool_index_type)t;
-  return k;
-}
-
 /* Resolves d for kernel e with index type it; 1 and *g when e accepts it. */
 static int geometry_for(const sp_kernel_entry *e, simdpool_desc d,
                         simdpool_index_type it, size_t j, sp_geom *g) {

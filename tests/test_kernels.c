@@ -204,16 +204,6 @@ static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
 static int configs_per_kernel = 1000;
 static size_t big_stride = 1; /* under SIMDPOOL_TEST_SCALE < 1: see below */
 
-/* The index types a kernel handles; backward without indices and AVG/LP
- * handle NONE only. */
-static int index_types_of(const sp_kernel_entry *e, simdpool_index_type *out) {
-  int k = 0;
-  for (int t = SIMDPOOL_INDEX_NONE; t <= SIMDPOOL_INDEX_U8; t++)
-    if (e->index_mask & SP_IDX_BIT(t))
-      out[k++] = (simdpool_index_type)t;
-  return k;
-}
-
 static const char *only_isa; /* SIMDPOOL_ISA: test that ISA's kernels only */
 
 START_TEST(kernel_matches_reference) {

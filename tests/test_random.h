@@ -1,7 +1,8 @@
 /* test_random.h — the seeded generator the randomized Check suites share
  * (test_kernels, test_guard, test_parallel): a splitmix64 stream, input
- * values with nasty ones mixed in, and descriptors biased towards a kernel's
- * shape class. Header-only; each test program has its own state. */
+ * values with nasty ones mixed in, descriptors biased towards a kernel's
+ * shape class, and the index types a kernel takes. Header-only; each test
+ * program has its own state. */
 #ifndef SIMDPOOL_TEST_RANDOM_H
 #define SIMDPOOL_TEST_RANDOM_H
 
@@ -76,6 +77,17 @@ static inline float rnd_value(int nasty_rate) {
   if ((r >> 32) % 2)
     return (float)((int)((r >> 40) % 7) - 3);
   return (float)((double)(int64_t)(r >> 11) / (double)(1ull << 50));
+}
+
+/* The index types kernel e handles (out needs room for 4); backward without
+ * indices and AVG/LP handle NONE only. */
+static inline int index_types_of(const sp_kernel_entry *e,
+                                 simdpool_index_type *out) {
+  int k = 0;
+  for (int t = SIMDPOOL_INDEX_NONE; t <= SIMDPOOL_INDEX_U8; t++)
+    if (e->index_mask & SP_IDX_BIT(t))
+      out[k++] = (simdpool_index_type)t;
+  return k;
 }
 
 /* A random descriptor biased towards the shape class of the kernel under
