@@ -1027,18 +1027,12 @@ static inline void col_divs_init(const sp_geom *g, const row_span *in,
   }
 }
 
-/* The divisors of block bi (outputs bi*SP_VL..) of a row with ny valid kernel
- * rows. */
-SP_HOT vf col_div(const sp_geom *g, const row_span *in, const col_divs *cd,
-                  size_t ny, size_t bi) {
+/* The column factors of block bi (outputs bi*SP_VL..); cd->ok. A row with
+ * ny valid kernel rows divides by ny times them, exactly (col_divs_init). */
+SP_HOT vf col_factor(const sp_geom *g, const col_divs *cd, size_t bi) {
   if (bi >= cd->left && bi < cd->right)
-    return vf_set1((float)(ny * g->kw));
-  if (!cd->ok) {
-    const size_t ox = bi * SP_VL;
-    return cols_divisor(g, in, ny, ox, g->ow - ox < SP_VL ? g->ow - ox : SP_VL);
-  }
-  const size_t k = bi < cd->left ? bi : cd->left + (bi - cd->right);
-  return vf_mul(vf_set1((float)ny), cd->f[k]);
+    return vf_set1((float)g->kw);
+  return cd->f[bi < cd->left ? bi : cd->left + (bi - cd->right)];
 }
 
 /* Runs the body (the last argument) for every output row of every plane, in
@@ -1124,16 +1118,22 @@ static inline int pad_plan_of(const sp_geom *g, pad_plan *pp) {
   return 1;
 }
 
-/* s[0, cols) = row[x0 + c] where 0 <= x0 + c < w, else pad (all pad when
- * row is NULL). Writes up to SP_VL - 1 floats past cols. */
-SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
-                     size_t cols, vf pad) {
-  size_t lo = cols, hi = cols;
-  if (row) {
-    const ptrdiff_t a = -x0, b = (ptrdiff_t)w - x0;
-    lo = a <= 0 ? 0 : (size_t)a < cols ? (size_t)a : cols;
-    hi = b <= (ptrdiff_t)lo ? lo : (size_t)b < cols ? (size_t)b : cols;
-  }
+/* The columns [*lo, *hi) of a tile's scratch rows that hold input: those c
+ * in [0, cols) with 0 <= x0 + c < w. */
+static inline void pad_span(ptrdiff_t x0, size_t w, size_t cols, size_t *lo,
+                            size_t *hi) {
+  const ptrdiff_t a = -x0, b = (ptrdiff_t)w - x0;
+  *lo = a <= 0 ? 0 : (size_t)a < cols ? (size_t)a : cols;
+  *hi = b <= (ptrdiff_t)*lo ? *lo : (size_t)b < cols ? (size_t)b : cols;
+}
+
+/* s[c] = row[x0 + c] for c in [lo, hi) (pad_span), pad elsewhere in
+ * [0, cols) (everywhere when row is NULL). Writes up to SP_VL - 1 floats
+ * past cols. */
+SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t lo,
+                     size_t hi, size_t cols, vf pad) {
+  if (!row)
+    lo = hi = cols;
   size_t c = 0;
   for (; c < lo; c += SP_VL)
     vf_store(s + c, pad);
@@ -1149,6 +1149,33 @@ SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
     vf_store(s + c, pad);
 }
 
+/* What a scratch row holds under the current tile: not known, all pad, or
+ * pad in every column outside [lo, hi). */
+enum { PAD_STALE, PAD_BLANK, PAD_DATA };
+
+/* pad_fill, skipping what the row already holds (*st): a row of the same
+ * tile that held input has its pad columns in place, so only its input
+ * columns are copied again (in whole vectors, the last one ending at hi),
+ * and a row that is all pad stays as it is. Most calls have one tile per
+ * band, so after the first band every row is a plain copy. */
+SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
+                    size_t lo, size_t hi, size_t cols, vf pad) {
+  if (!row) {
+    if (*st != PAD_BLANK)
+      pad_fill(s, NULL, x0, lo, hi, cols, pad);
+    *st = PAD_BLANK;
+    return;
+  }
+  if (*st == PAD_DATA && hi - lo >= SP_VL) {
+    for (size_t c = lo; c + SP_VL < hi; c += SP_VL)
+      vf_store(s + c, vf_load(row + x0 + (ptrdiff_t)c));
+    vf_store(s + hi - SP_VL, vf_load(row + x0 + (ptrdiff_t)(hi - SP_VL)));
+    return;
+  }
+  pad_fill(s, row, x0, lo, hi, cols, pad);
+  *st = PAD_DATA;
+}
+
 /* Runs the body (the last argument) for every band and tile of every plane
  * after copying the band's input rows into scratch (pad where a tap falls
  * outside the input), with xp, yp (the plane's input and output), oy0, by
@@ -1157,6 +1184,9 @@ SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
  * column count) in scope. */
 #define FOR_EACH_PAD_TILE(g, io, pp, scratch, pad, ...)                        \
   do {                                                                         \
+    unsigned char st_[PAD_SCRATCH / SP_VL]; /* pad_row's states */             \
+    ptrdiff_t tx0_ = 0;                                                        \
+    size_t tcols_ = 0; /* the tile st_ describes; none yet */                  \
     for (size_t n_ = 0; n_ < (g)->n; n_++) {                                   \
       for (size_t c_ = 0; c_ < (g)->c; c_++) {                                 \
         const float *xp =                                                      \
@@ -1172,13 +1202,20 @@ SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t w,
             const size_t cols_ = pad_cols(g, round_up(tc, SP_VL));             \
             const ptrdiff_t x0_ =                                              \
                 (ptrdiff_t)(ox0 * (g)->sw) - (ptrdiff_t)(g)->pl;               \
+            if (x0_ != tx0_ || cols_ != tcols_) {                              \
+              memset(st_, PAD_STALE, sizeof st_);                              \
+              tx0_ = x0_;                                                      \
+              tcols_ = cols_;                                                  \
+            }                                                                  \
+            size_t lo_, hi_;                                                   \
+            pad_span(x0_, (g)->w, cols_, &lo_, &hi_);                          \
             for (size_t r_ = 0; r_ < pad_rows(g, by); r_++) {                  \
               const ptrdiff_t iy_ =                                            \
                   (ptrdiff_t)(oy0 * (g)->sh + r_) - (ptrdiff_t)(g)->pt;        \
               const int in_ = iy_ >= 0 && (size_t)iy_ < (g)->h;                \
-              pad_fill((scratch) + r_ * (pp)->rs,                              \
-                       in_ ? xp + (size_t)iy_ * (g)->w : NULL, x0_, (g)->w,    \
-                       cols_, pad);                                            \
+              pad_row((scratch) + r_ * (pp)->rs, &st_[r_],                     \
+                      in_ ? xp + (size_t)iy_ * (g)->w : NULL, x0_, lo_, hi_,   \
+                      cols_, pad);                                             \
             }                                                                  \
             __VA_ARGS__                                                        \
           }                                                                    \
@@ -1277,43 +1314,44 @@ void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nchw_body(g, io, 0);
 }
 
-/* sw_c: the column stride when it is a compile-time 1 or 2, else 0. */
+/* sw_c: the column stride when it is a compile-time 1 or 2, else 0; k3: a
+ * compile-time 3x3 kernel without dilation. cd: the AVG column factors
+ * (cd->ok). */
 SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
-                                    const pad_plan *pp, size_t sw_c) {
+                                    const pad_plan *pp, const col_divs *cd,
+                                    size_t sw_c, int k3) {
   const size_t sw = sw_c ? sw_c : g->sw;
+  const size_t kh = k3 ? 3 : g->kh, kw = k3 ? 3 : g->kw;
+  const size_t dh = k3 ? 1 : g->dh, dw = k3 ? 1 : g->dw;
   float scratch[PAD_SCRATCH + SP_VL] __attribute__((aligned(64)));
-  const row_span in = interior_cols(g);
-  col_divs cd;
-  col_divs_init(g, &in, &cd);
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
   const size_t rs = pp->rs, gs = g->sh * rs; /* between output rows */
   FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_zero(), {
     for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
       const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
-      size_t ny[PAD_ROWS] = {0};
-      if (!lp)
-        for (size_t r = 0; r < nr; r++)
-          ny[r] = sp_avg_taps_h(g, oy + r);
+      vf ny[PAD_ROWS]; /* each row's valid kernel rows (AVG) */
+      for (size_t r = 0; r < PAD_ROWS; r++)
+        ny[r] = vf_set1(lp || r >= nr ? 1.0f : (float)sp_avg_taps_h(g, oy + r));
       const float *srow = scratch + (oy - oy0) * gs;
       for (size_t bx = 0; bx < tc; bx += SP_VL) {
         const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
         vf acc[PAD_ROWS];
         for (size_t r = 0; r < PAD_ROWS; r++)
           acc[r] = vf_zero();
-        for (size_t ki = 0; ki < g->kh; ki++) {
-          const float *p = srow + ki * g->dh * rs + bx * sw;
-          for (size_t kj = 0; kj < g->kw; kj++, p += g->dw) {
+        for (size_t ki = 0; ki < kh; ki++) {
+          const float *p = srow + ki * dh * rs + bx * sw;
+          for (size_t kj = 0; kj < kw; kj++, p += dw) {
             for (size_t r = 0; r < PAD_ROWS; r++) {
               const vf v = load_cols(p + r * gs, sw, SP_VL, 1);
               acc[r] = vf_add(acc[r], lp ? lp_term_v(kind, g->p, v) : v);
             }
           }
         }
-        for (size_t r = 0; r < nr; r++) {
+        const vf cf = lp ? vf_zero() : col_factor(g, cd, (ox0 + bx) / SP_VL);
+        for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
-                          : vf_div(acc[r], col_div(g, &in, &cd, ny[r],
-                                                   (ox0 + bx) / SP_VL));
+                          : vf_div(acc[r], vf_mul(ny[r], cf));
           store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
         }
       }
@@ -1325,16 +1363,25 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
 static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                          int lp) {
   pad_plan pp;
-  if (pad_plan_of(g, &pp)) {
-    if (g->sw == 1)
-      sumpool_fwd_nchw_padded(g, io, lp, &pp, 1);
+  col_divs cd;
+  const row_span in = interior_cols(g);
+  col_divs_init(g, &in, &cd);
+  if (pad_plan_of(g, &pp) && (lp || cd.ok)) {
+    const int k3 = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1;
+    if (g->sw == 1 && k3)
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, &cd, 1, 1);
+    else if (g->sw == 1)
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, &cd, 1, 0);
+    else if (g->sw == 2 && k3)
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, &cd, 2, 1);
     else if (g->sw == 2)
-      sumpool_fwd_nchw_padded(g, io, lp, &pp, 2);
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, &cd, 2, 0);
     else
-      sumpool_fwd_nchw_padded(g, io, lp, &pp, 0);
+      sumpool_fwd_nchw_padded(g, io, lp, &pp, &cd, 0, 0);
     return;
   }
-  /* Kernels too tall for the scratch: blocks read the input directly. */
+  /* Kernels too tall for the scratch, or (AVG) rows with too many border
+   * blocks for col_divs: blocks read the input directly. */
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
   FOR_EACH_ROW(g, {
