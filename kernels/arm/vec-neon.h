@@ -55,6 +55,20 @@ static inline vf vf_gather(const float *p, size_t s) {
   const float t[SP_VL] = {p[0], p[s], p[2 * s], p[3 * s]};
   return vld1q_f32(t);
 }
+/* out[j] lane i = p[i*s + j] for i, j < 4: four rows of four, transposed. */
+static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+  const float32x4_t r0 = vld1q_f32(p), r1 = vld1q_f32(p + s);
+  const float32x4_t r2 = vld1q_f32(p + 2 * s), r3 = vld1q_f32(p + 3 * s);
+  /* Pairs of rows, then pairs of pairs (as 64-bit lanes). */
+  const float64x2_t a = vreinterpretq_f64_f32(vtrn1q_f32(r0, r1));
+  const float64x2_t b = vreinterpretq_f64_f32(vtrn2q_f32(r0, r1));
+  const float64x2_t c = vreinterpretq_f64_f32(vtrn1q_f32(r2, r3));
+  const float64x2_t d = vreinterpretq_f64_f32(vtrn2q_f32(r2, r3));
+  out[0] = vreinterpretq_f32_f64(vtrn1q_f64(a, c));
+  out[1] = vreinterpretq_f32_f64(vtrn1q_f64(b, d));
+  out[2] = vreinterpretq_f32_f64(vtrn2q_f64(a, c));
+  out[3] = vreinterpretq_f32_f64(vtrn2q_f64(b, d));
+}
 /* Splits a = (x0..x3), b = (x4..x7) into even (x0 x2 x4 x6) and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   *even = vuzp1q_f32(a, b);

@@ -1904,45 +1904,82 @@ void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
 
 /* ================================================================ global
  * NCHW global pooling (one window per plane, no padding): a row has one
- * output, so lanes run over planes instead, reading tap t of SP_VL planes
- * at stride h*w. Each lane still scans its plane in row-major order. */
+ * output, so lanes run over planes instead. A full group of SP_VL planes
+ * reads SP_VL taps of each at once and transposes them (vf_load_transposed),
+ * so each tap is one vector; the last taps, and a group of fewer planes,
+ * read tap t of every plane at stride h*w. Each lane still scans its plane
+ * in row-major order. */
 
 enum { G_MAX, G_AVG, G_LP };
+#define GLOBAL_GROUPS 4
+
+/* Tap t (values v) of every lane's plane into the running result. MAX
+ * starts from -inf with index 0: the first tap replaces it unless it is
+ * -inf itself, which leaves the same bits and index. */
+SP_HOT void global_step(int method, int track, int kind, float pv, size_t t,
+                        vf v, vf *acc, vi *idx) {
+  if (method == G_MAX) {
+    const vm r = mx_replaces(v, *acc);
+    *acc = vf_select(r, *acc, v);
+    if (track)
+      *idx = vi_select(r, *idx, vi_set1((int32_t)t));
+  } else {
+    *acc = vf_add(*acc, method == G_LP ? lp_term_v(kind, pv, v) : v);
+  }
+}
+
+/* ng groups of SP_VL planes from plane p0 (ng == 1 when fewer remain): ng
+ * independent chains of h*w steps hide the latency of each. */
+SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
+                               int track, size_t p0, size_t ng) {
+  const size_t hw = g->h * g->w, planes = g->n * g->c;
+  const int kind = lp_kind(g->p);
+  const float pv = g->p;
+  const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+  const float *xp = io->x + p0 * hw;
+  vf acc[GLOBAL_GROUPS];
+  vi idx[GLOBAL_GROUPS];
+  for (size_t k = 0; k < ng; k++) {
+    acc[k] = method == G_MAX ? vf_set1(-INFINITY) : vf_zero();
+    idx[k] = vi_set1(0);
+  }
+  const size_t tb = cnt == SP_VL ? hw / SP_VL * SP_VL : 0;
+  for (size_t t0 = 0; t0 < tb; t0 += SP_VL) {
+    for (size_t k = 0; k < ng; k++) {
+      vf v[SP_VL];
+      vf_load_transposed(xp + k * SP_VL * hw + t0, hw, v);
+      for (size_t j = 0; j < SP_VL; j++)
+        global_step(method, track, kind, pv, t0 + j, v[j], &acc[k], &idx[k]);
+    }
+  }
+  for (size_t t = tb; t < hw; t++)
+    for (size_t k = 0; k < ng; k++)
+      global_step(method, track, kind, pv, t,
+                  load_cols(xp + k * SP_VL * hw + t, hw, cnt, 0), &acc[k],
+                  &idx[k]);
+  for (size_t k = 0; k < ng; k++) {
+    const size_t o = p0 + k * SP_VL;
+    if (method == G_MAX) {
+      store_lanes(io->y + o, acc[k], cnt);
+      /* The window is the plane: tap number and flat position coincide. */
+      if (track)
+        store_index(io->indices, g->index_type, o, idx[k], cnt);
+    } else {
+      const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
+                                  : vf_div(acc[k], vf_set1((float)hw));
+      store_lanes(io->y + o, vcanon(y), cnt);
+    }
+  }
+}
 
 static inline void global_nchw_body(const sp_geom *g, const sp_io *io,
                                     int method, int track) {
-  const size_t hw = g->h * g->w, planes = g->n * g->c;
-  const int kind = lp_kind(g->p);
-  const float pv = g->p, inv_p = 1.0f / g->p;
-  const vf div = vf_set1((float)hw);
-  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
-    const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    const float *xp = io->x + p0 * hw;
-    vf acc = load_cols(xp, hw, cnt, 0);
-    if (method == G_MAX) {
-      vi idx = vi_set1(0);
-      for (size_t t = 1; t < hw; t++) {
-        const vf v = load_cols(xp + t, hw, cnt, 0);
-        const vm r = mx_replaces(v, acc);
-        acc = vf_select(r, acc, v);
-        if (track)
-          idx = vi_select(r, idx, vi_set1((int32_t)t));
-      }
-      store_lanes(io->y + p0, acc, cnt);
-      /* The window is the plane: tap number and flat position coincide. */
-      if (track)
-        store_index(io->indices, g->index_type, p0, idx, cnt);
-      continue;
-    }
-    acc = vf_add(vf_zero(), method == G_LP ? lp_term_v(kind, pv, acc) : acc);
-    for (size_t t = 1; t < hw; t++) {
-      const vf v = load_cols(xp + t, hw, cnt, 0);
-      acc = vf_add(acc, method == G_LP ? lp_term_v(kind, pv, v) : v);
-    }
-    const vf y =
-        method == G_LP ? lp_root_v(kind, inv_p, acc) : vf_div(acc, div);
-    store_lanes(io->y + p0, vcanon(y), cnt);
-  }
+  const size_t planes = g->n * g->c;
+  size_t p0 = 0;
+  for (; planes - p0 >= GLOBAL_GROUPS * SP_VL; p0 += GLOBAL_GROUPS * SP_VL)
+    global_nchw_groups(g, io, method, track, p0, GLOBAL_GROUPS);
+  for (; p0 < planes; p0 += SP_VL)
+    global_nchw_groups(g, io, method, track, p0, 1);
 }
 
 void SP_FN(sp_maxpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {

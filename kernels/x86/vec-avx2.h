@@ -56,6 +56,30 @@ static inline vf vf_gather(const float *p, size_t s) {
   return _mm256_setr_ps(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s],
                         p[6 * s], p[7 * s]);
 }
+/* out[j] lane i = p[i*s + j] for i, j < 8: eight rows of eight, transposed.
+ * Each vector pairs row i's half with row i + 4's, then every 128-bit lane
+ * is transposed as four by four. */
+static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+  for (int h = 0; h < 2; h++) {
+    __m256 r[4];
+    for (int i = 0; i < 4; i++)
+      r[i] = _mm256_insertf128_ps(
+          _mm256_castps128_ps256(_mm_loadu_ps(p + (size_t)i * s + 4 * h)),
+          _mm_loadu_ps(p + (size_t)(i + 4) * s + 4 * h), 1);
+    const __m256 a = _mm256_unpacklo_ps(r[0], r[1]);
+    const __m256 b = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 c = _mm256_unpacklo_ps(r[2], r[3]);
+    const __m256 d = _mm256_unpackhi_ps(r[2], r[3]);
+    out[4 * h] = _mm256_castpd_ps(
+        _mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
+    out[4 * h + 1] = _mm256_castpd_ps(
+        _mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
+    out[4 * h + 2] = _mm256_castpd_ps(
+        _mm256_unpacklo_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+    out[4 * h + 3] = _mm256_castpd_ps(
+        _mm256_unpackhi_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+  }
+}
 /* Splits a = (x0..x7), b = (x8..x15) into even (x0 x2 .. x14) and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));

@@ -55,6 +55,35 @@ static inline vf vf_gather(const float *p, size_t s) {
     t[i] = p[(size_t)i * s];
   return _mm512_loadu_ps(t);
 }
+/* out[j] lane i = p[i*s + j] for i, j < 16: sixteen rows of sixteen,
+ * transposed. For each group of four columns, vector k gathers them from
+ * rows k, k + 4, k + 8, k + 12 (one per 128-bit lane), then every 128-bit
+ * lane is transposed as four by four. */
+static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+  for (int q = 0; q < 4; q++) {
+    __m512 r[4];
+    for (int i = 0; i < 4; i++) {
+      const float *row = p + (size_t)i * s + 4 * q;
+      /* Masked broadcasts rather than inserts: they need no shuffle port. */
+      __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(row));
+      v = _mm512_mask_broadcast_f32x4(v, 0x00f0, _mm_loadu_ps(row + 4 * s));
+      v = _mm512_mask_broadcast_f32x4(v, 0x0f00, _mm_loadu_ps(row + 8 * s));
+      r[i] = _mm512_mask_broadcast_f32x4(v, 0xf000, _mm_loadu_ps(row + 12 * s));
+    }
+    const __m512 a = _mm512_unpacklo_ps(r[0], r[1]);
+    const __m512 b = _mm512_unpackhi_ps(r[0], r[1]);
+    const __m512 c = _mm512_unpacklo_ps(r[2], r[3]);
+    const __m512 d = _mm512_unpackhi_ps(r[2], r[3]);
+    out[4 * q] = _mm512_castpd_ps(
+        _mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(c)));
+    out[4 * q + 1] = _mm512_castpd_ps(
+        _mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(c)));
+    out[4 * q + 2] = _mm512_castpd_ps(
+        _mm512_unpacklo_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
+    out[4 * q + 3] = _mm512_castpd_ps(
+        _mm512_unpackhi_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
+  }
+}
 /* Splits a = (x0..x15), b = (x16..x31) into even and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,

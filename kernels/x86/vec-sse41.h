@@ -48,6 +48,17 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
 static inline vf vf_gather(const float *p, size_t s) {
   return _mm_set_ps(p[3 * s], p[2 * s], p[s], p[0]);
 }
+/* out[j] lane i = p[i*s + j] for i, j < 4: four rows of four, transposed. */
+static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+  const __m128 r0 = _mm_loadu_ps(p), r1 = _mm_loadu_ps(p + s);
+  const __m128 r2 = _mm_loadu_ps(p + 2 * s), r3 = _mm_loadu_ps(p + 3 * s);
+  const __m128 a = _mm_unpacklo_ps(r0, r1), b = _mm_unpackhi_ps(r0, r1);
+  const __m128 c = _mm_unpacklo_ps(r2, r3), d = _mm_unpackhi_ps(r2, r3);
+  out[0] = _mm_movelh_ps(a, c);
+  out[1] = _mm_movehl_ps(c, a);
+  out[2] = _mm_movelh_ps(b, d);
+  out[3] = _mm_movehl_ps(d, b);
+}
 /* Splits a = (x0..x3), b = (x4..x7) into even (x0 x2 x4 x6) and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   *even = _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
