@@ -1650,22 +1650,28 @@ static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
       vi_set1(0));
 }
 
-/* NCHW: SP_VL outputs need 2*SP_VL inputs of each row; n < SP_VL outputs
- * (a row tail) read exactly 2n. */
-static inline void load_pairs(const float *p, size_t n, vf *even, vf *odd) {
-  const size_t m = 2 * n;
+/* m consecutive floats from p as their even and odd elements, and back;
+ * the rest of 2*SP_VL is zero on load and untouched on store. */
+static inline void load_elems(const float *p, size_t m, vf *even, vf *odd) {
   const vf a = load_lanes(p, m < SP_VL ? m : SP_VL);
   const vf b = m > SP_VL ? load_lanes(p + SP_VL, m - SP_VL) : vf_zero();
   vf_deinterleave(a, b, even, odd);
 }
-
-static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
+static inline void store_elems(float *p, size_t m, vf even, vf odd) {
   vf lo, hi;
   vf_interleave(even, odd, &lo, &hi);
-  const size_t m = 2 * n;
   store_lanes(p, lo, m < SP_VL ? m : SP_VL);
   if (m > SP_VL)
     store_lanes(p + SP_VL, hi, m - SP_VL);
+}
+
+/* NCHW: SP_VL outputs need 2*SP_VL inputs of each row; n < SP_VL outputs
+ * (a row tail) read exactly 2n. */
+static inline void load_pairs(const float *p, size_t n, vf *even, vf *odd) {
+  load_elems(p, 2 * n, even, odd);
+}
+static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
+  store_elems(p, 2 * n, even, odd);
 }
 
 enum { P2_MAX, P2_AVG, P2_LP };
@@ -1900,6 +1906,122 @@ void SP_FN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
 }
 void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_AVG);
+}
+
+/* ------------------------------------------- 3x3/stride-2/pad-1 backward
+ * NCHW MAX backward from indices. Output (oy, ox) covers dx rows 2oy-1,
+ * 2oy, 2oy+1 and columns 2ox-1, 2ox, 2ox+1, so in one kernel row an even dx
+ * column hears from one output (its kj = 1 tap) and an odd one from two (kj
+ * = 2 of ox, then kj = 0 of ox + 1: output order). Lanes run over output
+ * columns: per kernel row, a block's three contributions (dy where that tap
+ * won, else +0) give the even columns and, with the next block's first lane
+ * shifted in (vf_shift1), the odd ones. Rows 2oy and 2oy+1 are written
+ * fresh (+0 + ...), row 2oy-1 adds to what output row oy-1 left there, so
+ * every dx element receives its dy in output order, and no element is
+ * written twice per output row. The +0 of a tap that did not win changes
+ * no bits: dx is never -0 (+0 + -0 is +0). NaNs are stored canonical, as
+ * every MAX backward writes them. */
+
+/* What lane i's index says relative to its window: the tap number (U8), or
+ * the flat position minus the window's top-left corner, ki * w + kj
+ * (uint32 arithmetic wraps; the difference itself is small). */
+SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
+                       simdpool_index_type it, size_t o, size_t oy, size_t ox0,
+                       size_t cnt) {
+  const vi idx = load_index(io->indices, it, o, cnt);
+  if (it == SIMDPOOL_INDEX_U8)
+    return idx;
+  const uint32_t corner = (uint32_t)((2 * oy) * g->w + 2 * ox0) - g->w - 1;
+  return vi_add(idx, vi_ramp((int32_t)(0u - corner), -2));
+}
+
+/* The blocks of output row oy (its outputs at orow) into the dx rows of
+ * its kernel rows (NULL outside the input). it: the index type; canon: NaNs
+ * may arise (a dy that is not finite); both compile-time constants. */
+SP_HOT void bwd3x3s2_row(const sp_geom *g, const sp_io *io,
+                         simdpool_index_type it, float *const row[3],
+                         size_t orow, size_t oy, const vi tg[3][3], int canon) {
+  const vf z = vf_zero();
+  size_t cnt = g->ow < SP_VL ? g->ow : SP_VL;
+  vi key_n = bwd3x3s2_key(g, io, it, orow, oy, 0, cnt);
+  vf dy_n = load_lanes(io->dy + orow, cnt);
+  for (size_t ox0 = 0; ox0 < g->ow; ox0 += SP_VL) {
+    const vi key = key_n;
+    const vf dy = dy_n;
+    /* dx columns [2ox0, 2ox0 + m) of this block (2ox0 <= w). */
+    const size_t m = 2 * cnt < g->w - 2 * ox0 ? 2 * cnt : g->w - 2 * ox0;
+    if (ox0 + SP_VL < g->ow) {
+      cnt = g->ow - ox0 - SP_VL < SP_VL ? g->ow - ox0 - SP_VL : SP_VL;
+      key_n = bwd3x3s2_key(g, io, it, orow + ox0 + SP_VL, oy, ox0 + SP_VL, cnt);
+      dy_n = load_lanes(io->dy + orow + ox0 + SP_VL, cnt);
+    } else {
+      dy_n = z; /* no next block: nothing shifts in */
+    }
+    for (size_t ki = 0; ki < 3 && m > 0; ki++) {
+      if (!row[ki])
+        continue;
+      float *d = row[ki] + 2 * ox0;
+      vf even = z, odd = z;
+      if (ki == 0)
+        load_elems(d, m, &even, &odd);
+      const vf c0 = vf_select(vm_eq_i(key, tg[ki][0]), z, dy);
+      const vf c1 = vf_select(vm_eq_i(key, tg[ki][1]), z, dy);
+      const vf c2 = vf_select(vm_eq_i(key, tg[ki][2]), z, dy);
+      const vf c0n = vf_select(vm_eq_i(key_n, tg[ki][0]), z, dy_n);
+      even = vf_add(even, c1);
+      odd = vf_add(vf_add(odd, c2), vf_shift1(c0, c0n));
+      if (canon) {
+        even = vcanon(even);
+        odd = vcanon(odd);
+      }
+      store_elems(d, m, even, odd);
+    }
+  }
+}
+
+/* it: the index type, a compile-time constant. */
+SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
+                               simdpool_index_type it) {
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  vi tg[3][3]; /* each tap's key */
+  for (size_t ki = 0; ki < 3; ki++)
+    for (size_t kj = 0; kj < 3; kj++)
+      tg[ki][kj] =
+          vi_set1((int32_t)(uint32_t)(u8 ? 3 * ki + kj : ki * g->w + kj));
+  const size_t cov_w = 2 * g->ow < g->w ? 2 * g->ow : g->w;
+  const size_t cov_h = 2 * g->oh < g->h ? 2 * g->oh : g->h;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t obase = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        float *row[3];
+        for (size_t ki = 0; ki < 3; ki++) {
+          const size_t iy1 = 2 * oy + ki; /* the row plus one */
+          row[ki] = iy1 >= 1 && iy1 - 1 < g->h ? dxp + (iy1 - 1) * g->w : NULL;
+        }
+        const size_t orow = obase + oy * g->ow;
+        /* Finite dy cannot make a NaN: a sum that overflows stays inf. */
+        if (all_finite(io->dy + orow, g->ow))
+          bwd3x3s2_row(g, io, it, row, orow, oy, tg, 0);
+        else
+          bwd3x3s2_row(g, io, it, row, orow, oy, tg, 1);
+        for (size_t ki = 1; ki < 3; ki++)
+          if (row[ki] && cov_w < g->w)
+            zero_tensor(row[ki] + cov_w, g->w - cov_w);
+      }
+      zero_tensor(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_U8);
+  else if (g->index_type == SIMDPOOL_INDEX_I32)
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_I32);
+  else
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_I64);
 }
 
 /* ================================================================ global
