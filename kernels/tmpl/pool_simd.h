@@ -1909,9 +1909,10 @@ void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 /* ------------------------------------------- 3x3/stride-2/pad-1 backward
- * NCHW MAX backward from indices. Output (oy, ox) covers dx rows 2oy-1,
- * 2oy, 2oy+1 and columns 2ox-1, 2ox, 2ox+1, so in one kernel row an even dx
- * column hears from one output (its kj = 1 tap) and an odd one from two (kj
+ * NCHW MAX backward, from indices or recomputing the winners from x (one
+ * block of compare-and-select, max_block_nchw). Output (oy, ox) covers dx rows
+ * 2oy-1, 2oy, 2oy+1 and columns 2ox-1, 2ox, 2ox+1, so in one kernel row an even
+ * dx column hears from one output (its kj = 1 tap) and an odd one from two (kj
  * = 2 of ox, then kj = 0 of ox + 1: output order). Lanes run over output
  * columns: per kernel row, a block's three contributions (dy where that tap
  * won, else +0) give the even columns and, with the next block's first lane
@@ -1922,12 +1923,46 @@ void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
  * no bits: dx is never -0 (+0 + -0 is +0). NaNs are stored canonical, as
  * every MAX backward writes them. */
 
-/* What lane i's index says relative to its window: the tap number (U8), or
- * the flat position minus the window's top-left corner, ki * w + kj
- * (uint32 arithmetic wraps; the difference itself is small). */
+/* What lane i's winner is relative to its window: the tap number (U8, and
+ * without indices, from the block's max over x, plane xp), or the flat
+ * position minus the window's top-left corner, ki * w + kj (uint32
+ * arithmetic wraps; the difference itself is small). */
 SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
-                       simdpool_index_type it, size_t o, size_t oy, size_t ox0,
+                       simdpool_index_type it, const float *xp,
+                       const row_span *in, size_t o, size_t oy, size_t ox0,
                        size_t cnt) {
+  if (it == SIMDPOOL_INDEX_NONE) {
+    /* A full block whose three rows and 2*SP_VL + 1 columns lie inside
+     * reads them directly (the scan of max_block_nchw, tap by tap in
+     * row-major order); the others go through max_block_nchw. */
+    if (cnt == SP_VL && oy >= 1 && 2 * oy + 1 < g->h && ox0 >= 1 &&
+        2 * ox0 + 2 * SP_VL + 1 <= g->w) {
+      const float *p = xp + (2 * oy - 1) * g->w + 2 * ox0 - 1;
+      vf m = vf_zero();
+      vi t = vi_set1(0);
+      for (int ki = 0; ki < 3; ki++, p += g->w) {
+        vf v[3], odd;
+        vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &v[0], &v[1]);
+        vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &v[2], &odd);
+        for (int kj = 0; kj < 3; kj++) {
+          if (ki == 0 && kj == 0) {
+            m = v[0];
+            continue;
+          }
+          const vm r = mx_replaces(v[kj], m);
+          m = vf_select(r, m, v[kj]);
+          t = vi_select(r, t, vi_set1(3 * ki + kj));
+        }
+      }
+      return t;
+    }
+    size_t ki0, ki1;
+    sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+    const block b = block_at(g, in, oy, ki0, ki1, ox0, cnt);
+    vi t;
+    max_block_nchw(g, xp, &b, 1, SIMDPOOL_INDEX_U8, &t);
+    return t;
+  }
   const vi idx = load_index(io->indices, it, o, cnt);
   if (it == SIMDPOOL_INDEX_U8)
     return idx;
@@ -1939,11 +1974,12 @@ SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
  * its kernel rows (NULL outside the input). it: the index type; canon: NaNs
  * may arise (a dy that is not finite); both compile-time constants. */
 SP_HOT void bwd3x3s2_row(const sp_geom *g, const sp_io *io,
-                         simdpool_index_type it, float *const row[3],
-                         size_t orow, size_t oy, const vi tg[3][3], int canon) {
+                         simdpool_index_type it, const float *xp,
+                         const row_span *in, float *const row[3], size_t orow,
+                         size_t oy, const vi tg[3][3], int canon) {
   const vf z = vf_zero();
   size_t cnt = g->ow < SP_VL ? g->ow : SP_VL;
-  vi key_n = bwd3x3s2_key(g, io, it, orow, oy, 0, cnt);
+  vi key_n = bwd3x3s2_key(g, io, it, xp, in, orow, oy, 0, cnt);
   vf dy_n = load_lanes(io->dy + orow, cnt);
   for (size_t ox0 = 0; ox0 < g->ow; ox0 += SP_VL) {
     const vi key = key_n;
@@ -1952,7 +1988,8 @@ SP_HOT void bwd3x3s2_row(const sp_geom *g, const sp_io *io,
     const size_t m = 2 * cnt < g->w - 2 * ox0 ? 2 * cnt : g->w - 2 * ox0;
     if (ox0 + SP_VL < g->ow) {
       cnt = g->ow - ox0 - SP_VL < SP_VL ? g->ow - ox0 - SP_VL : SP_VL;
-      key_n = bwd3x3s2_key(g, io, it, orow + ox0 + SP_VL, oy, ox0 + SP_VL, cnt);
+      key_n = bwd3x3s2_key(g, io, it, xp, in, orow + ox0 + SP_VL, oy,
+                           ox0 + SP_VL, cnt);
       dy_n = load_lanes(io->dy + orow + ox0 + SP_VL, cnt);
     } else {
       dy_n = z; /* no next block: nothing shifts in */
@@ -1979,10 +2016,12 @@ SP_HOT void bwd3x3s2_row(const sp_geom *g, const sp_io *io,
   }
 }
 
-/* it: the index type, a compile-time constant. */
+/* it: the index type (NONE: winners recomputed from x), a compile-time
+ * constant. */
 SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
                                simdpool_index_type it) {
-  const int u8 = it == SIMDPOOL_INDEX_U8;
+  const int u8 = it == SIMDPOOL_INDEX_U8 || it == SIMDPOOL_INDEX_NONE;
+  const row_span in = interior_cols(g);
   vi tg[3][3]; /* each tap's key */
   for (size_t ki = 0; ki < 3; ki++)
     for (size_t kj = 0; kj < 3; kj++)
@@ -1992,7 +2031,9 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
   const size_t cov_h = 2 * g->oh < g->h ? 2 * g->oh : g->h;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t xbase = sp_plane_of(g, n, c, g->h, g->w).base;
+      float *dxp = io->dx + xbase;
+      const float *xp = io->x ? io->x + xbase : NULL;
       const size_t obase = sp_plane_of(g, n, c, g->oh, g->ow).base;
       for (size_t oy = 0; oy < g->oh; oy++) {
         float *row[3];
@@ -2003,9 +2044,9 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
         const size_t orow = obase + oy * g->ow;
         /* Finite dy cannot make a NaN: a sum that overflows stays inf. */
         if (all_finite(io->dy + orow, g->ow))
-          bwd3x3s2_row(g, io, it, row, orow, oy, tg, 0);
+          bwd3x3s2_row(g, io, it, xp, &in, row, orow, oy, tg, 0);
         else
-          bwd3x3s2_row(g, io, it, row, orow, oy, tg, 1);
+          bwd3x3s2_row(g, io, it, xp, &in, row, orow, oy, tg, 1);
         for (size_t ki = 1; ki < 3; ki++)
           if (row[ki] && cov_w < g->w)
             zero_tensor(row[ki] + cov_w, g->w - cov_w);
@@ -2015,6 +2056,9 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
   }
 }
 
+void SP_FN(sp_maxpool_bwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
+}
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
     bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_U8);
