@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "transpose4.h"
+
 #define SP_VL 8
 #define SP_FN(name) name##_avx2
 
@@ -66,18 +68,7 @@ static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
       r[i] = _mm256_insertf128_ps(
           _mm256_castps128_ps256(_mm_loadu_ps(p + (size_t)i * s + 4 * h)),
           _mm_loadu_ps(p + (size_t)(i + 4) * s + 4 * h), 1);
-    const __m256 a = _mm256_unpacklo_ps(r[0], r[1]);
-    const __m256 b = _mm256_unpackhi_ps(r[0], r[1]);
-    const __m256 c = _mm256_unpacklo_ps(r[2], r[3]);
-    const __m256 d = _mm256_unpackhi_ps(r[2], r[3]);
-    out[4 * h] = _mm256_castpd_ps(
-        _mm256_unpacklo_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
-    out[4 * h + 1] = _mm256_castpd_ps(
-        _mm256_unpackhi_pd(_mm256_castps_pd(a), _mm256_castps_pd(c)));
-    out[4 * h + 2] = _mm256_castpd_ps(
-        _mm256_unpacklo_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
-    out[4 * h + 3] = _mm256_castpd_ps(
-        _mm256_unpackhi_pd(_mm256_castps_pd(b), _mm256_castps_pd(d)));
+    SP_X86_TRANSPOSE4(_mm256, r, out + 4 * h);
   }
 }
 /* (a1 .. a7 b0): a moved down one lane, b's first lane shifted in. The

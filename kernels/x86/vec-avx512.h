@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "transpose4.h"
+
 #define SP_VL 16
 #define SP_FN(name) name##_avx512
 
@@ -70,18 +72,7 @@ static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
       v = _mm512_mask_broadcast_f32x4(v, 0x0f00, _mm_loadu_ps(row + 8 * s));
       r[i] = _mm512_mask_broadcast_f32x4(v, 0xf000, _mm_loadu_ps(row + 12 * s));
     }
-    const __m512 a = _mm512_unpacklo_ps(r[0], r[1]);
-    const __m512 b = _mm512_unpackhi_ps(r[0], r[1]);
-    const __m512 c = _mm512_unpacklo_ps(r[2], r[3]);
-    const __m512 d = _mm512_unpackhi_ps(r[2], r[3]);
-    out[4 * q] = _mm512_castpd_ps(
-        _mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(c)));
-    out[4 * q + 1] = _mm512_castpd_ps(
-        _mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(c)));
-    out[4 * q + 2] = _mm512_castpd_ps(
-        _mm512_unpacklo_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
-    out[4 * q + 3] = _mm512_castpd_ps(
-        _mm512_unpackhi_pd(_mm512_castps_pd(b), _mm512_castps_pd(d)));
+    SP_X86_TRANSPOSE4(_mm512, r, out + 4 * q);
   }
 }
 /* (a1 .. a15 b0): a moved down one lane, b's first lane shifted in. */

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "transpose4.h"
+
 #define SP_VL 4
 #define SP_FN(name) name##_sse41
 
@@ -50,14 +52,9 @@ static inline vf vf_gather(const float *p, size_t s) {
 }
 /* out[j] lane i = p[i*s + j] for i, j < 4: four rows of four, transposed. */
 static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
-  const __m128 r0 = _mm_loadu_ps(p), r1 = _mm_loadu_ps(p + s);
-  const __m128 r2 = _mm_loadu_ps(p + 2 * s), r3 = _mm_loadu_ps(p + 3 * s);
-  const __m128 a = _mm_unpacklo_ps(r0, r1), b = _mm_unpackhi_ps(r0, r1);
-  const __m128 c = _mm_unpacklo_ps(r2, r3), d = _mm_unpackhi_ps(r2, r3);
-  out[0] = _mm_movelh_ps(a, c);
-  out[1] = _mm_movehl_ps(c, a);
-  out[2] = _mm_movelh_ps(b, d);
-  out[3] = _mm_movehl_ps(d, b);
+  const vf r[4] = {_mm_loadu_ps(p), _mm_loadu_ps(p + s),
+                   _mm_loadu_ps(p + 2 * s), _mm_loadu_ps(p + 3 * s)};
+  SP_X86_TRANSPOSE4(_mm, r, out);
 }
 /* (a1 a2 a3 b0): a moved down one lane, b's first lane shifted in. */
 static inline vf vf_shift1(vf a, vf b) {
