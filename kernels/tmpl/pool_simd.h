@@ -354,8 +354,8 @@ static inline void sum4_nhwc(const sp_geom *g, const float *xn,
   acc[3] = a3;
 }
 
-static inline void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
-                                         int track) {
+SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                  int track) {
   const size_t C = g->c;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * C;
@@ -392,8 +392,8 @@ void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 /* MAX backward, NHWC: outputs in order; each output adds dy to the tap its
  * lanes' winners name (adding +0.0f elsewhere changes nothing: dx is never
  * -0.0f). `from_indices` reads winners, else recomputes them from x. */
-static inline void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
-                                         int from_indices) {
+SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                  int from_indices) {
   const size_t C = g->c;
   /* Recomputed winners are tap numbers; read ones use the index type. */
   const simdpool_index_type it =
@@ -1282,8 +1282,8 @@ static inline void max3x3s2_nchw_padded(const sp_geom *g, const sp_io *io,
   });
 }
 
-static inline void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
-                                         int track) {
+SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
+                                  int track) {
   FOR_EACH_ROW(g, {
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
@@ -1360,8 +1360,7 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
 }
 
 /* AVG (lp = 0) and LP (lp = 1) forward, NCHW. */
-static inline void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
-                                         int lp) {
+SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
   pad_plan pp;
   col_divs cd;
   const row_span in = interior_cols(g);
@@ -1543,7 +1542,7 @@ static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
   }
 }
 
-static inline void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
+SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   /* dx rows are zeroed just before the first output row whose windows
    * reach them (and the rest at the plane's end), so the zeros are still
    * in cache when the adds come, instead of a separate pass over dx. */
@@ -1694,8 +1693,7 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
                        lp_term_v(kind, pv, a10), lp_term_v(kind, pv, a11))));
 }
 
-static inline void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
-                                    int method) {
+SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method) {
   const int kind = lp_kind(g->p);
   const float pv = g->p, inv_p = 1.0f / g->p;
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
@@ -1727,8 +1725,7 @@ static inline void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
   }
 }
 
-static inline void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io,
-                                    int method) {
+SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   const size_t C = g->c;
   const int kind = lp_kind(g->p);
   const float pv = g->p, inv_p = 1.0f / g->p;
@@ -1799,8 +1796,7 @@ static inline vf bwd2x2_share(int mode, vf dy) {
   return vcanon(vf_add(vf_zero(), s));
 }
 
-static inline void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
-                                    int mode) {
+SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t cov_w = 2 * g->ow, cov_h = 2 * g->oh;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
@@ -1846,8 +1842,7 @@ static inline void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io,
   }
 }
 
-static inline void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io,
-                                    int mode) {
+SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t C = g->c, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x ? io->x + n * g->h * g->w * C : NULL;
@@ -2138,8 +2133,8 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
   }
 }
 
-static inline void global_nchw_body(const sp_geom *g, const sp_io *io,
-                                    int method, int track) {
+SP_HOT void global_nchw_body(const sp_geom *g, const sp_io *io, int method,
+                             int track) {
   const size_t planes = g->n * g->c;
   size_t p0 = 0;
   for (; planes - p0 >= GLOBAL_GROUPS * SP_VL; p0 += GLOBAL_GROUPS * SP_VL)
