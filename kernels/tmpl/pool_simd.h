@@ -41,6 +41,18 @@ static inline vm mx_replaces(vf v, vf m) {
   return vm_or(vm_gt(v, m), vm_nan(v));
 }
 
+/* One MAX step with its index: v, whose index value is val, replaces the
+ * running max *m (and *idx, when track) where mx_replaces says so. Started
+ * from -inf with index 0, a window's first tap takes over unless it is
+ * -inf itself, which leaves the same bits; so that start is exact whenever
+ * the first tap's index value is 0. */
+SP_HOT void mx_step(vf v, int32_t val, int track, vf *m, vi *idx) {
+  const vm r = mx_replaces(v, *m);
+  *m = vf_select(r, *m, v);
+  if (track)
+    *idx = vi_select(r, *idx, vi_set1(val));
+}
+
 static inline vf vcanon(vf v) {
   return vf_select(vm_nan(v), v, vf_set1(sp_canonical(NAN)));
 }
@@ -282,10 +294,7 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
         first = 0;
         continue;
       }
-      const vm r = mx_replaces(v, m);
-      m = vf_select(r, m, v);
-      if (track)
-        idx = vi_select(r, idx, vi_set1(val));
+      mx_step(v, val, track, &m, &idx);
     }
   }
   *t = idx;
@@ -1933,21 +1942,14 @@ SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
     if (cnt == SP_VL && oy >= 1 && 2 * oy + 1 < g->h && ox0 >= 1 &&
         2 * ox0 + 2 * SP_VL + 1 <= g->w) {
       const float *p = xp + (2 * oy - 1) * g->w + 2 * ox0 - 1;
-      vf m = vf_zero();
+      vf m = vf_set1(-INFINITY);
       vi t = vi_set1(0);
       for (int ki = 0; ki < 3; ki++, p += g->w) {
         vf v[3], odd;
         vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &v[0], &v[1]);
         vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &v[2], &odd);
-        for (int kj = 0; kj < 3; kj++) {
-          if (ki == 0 && kj == 0) {
-            m = v[0];
-            continue;
-          }
-          const vm r = mx_replaces(v[kj], m);
-          m = vf_select(r, m, v[kj]);
-          t = vi_select(r, t, vi_set1(3 * ki + kj));
-        }
+        for (int kj = 0; kj < 3; kj++)
+          mx_step(v[kj], 3 * ki + kj, 1, &m, &t);
       }
       return t;
     }
@@ -2074,16 +2076,12 @@ void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
 enum { G_MAX, G_AVG, G_LP };
 #define GLOBAL_GROUPS 4
 
-/* Tap t (values v) of every lane's plane into the running result. MAX
- * starts from -inf with index 0: the first tap replaces it unless it is
- * -inf itself, which leaves the same bits and index. */
+/* Tap t (values v) of every lane's plane into the running result; MAX
+ * starts from -inf with index 0 (mx_step). */
 SP_HOT void global_step(int method, int track, int kind, float pv, size_t t,
                         vf v, vf *acc, vi *idx) {
   if (method == G_MAX) {
-    const vm r = mx_replaces(v, *acc);
-    *acc = vf_select(r, *acc, v);
-    if (track)
-      *idx = vi_select(r, *idx, vi_set1((int32_t)t));
+    mx_step(v, (int32_t)t, track, acc, idx);
   } else {
     *acc = vf_add(*acc, method == G_LP ? lp_term_v(kind, pv, v) : v);
   }
