@@ -1066,16 +1066,17 @@ SP_HOT vf col_factor(const sp_geom *g, const col_divs *cd, size_t bi) {
     }                                                                          \
   } while (0)
 
-/* NCHW forward through padded scratch rows. A band of output rows of one
- * plane (and a tile of its columns, when a whole row is too wide) reads a
- * range of input rows; they are copied once to a stack scratch, with a pad
- * value wherever a tap falls outside the input (padding, rows above or
- * below): +0.0f for the sums, -inf for MAX. Every tap is then a plain load,
- * the same for border and interior lanes, without per-tap lane ranges or
- * masks, and PAD_ROWS output rows at a time give independent chains that
- * hide the latency. Exact: a padding tap adds +0.0f (t(0) = +0.0f for LP) to
- * a sum that starts at +0.0f and so is never -0.0f, and a -inf never
- * replaces a MAX (every window has a valid tap); neither changes any bits. */
+/* NCHW AVG/LP forward through padded scratch rows. A band of output rows of
+ * one plane (and a tile of its columns, when a whole row is too wide) reads
+ * a range of input rows; they are copied once to a stack scratch, with a pad
+ * value (+0.0f) wherever a tap falls outside the input (padding, rows above
+ * or below). Every tap is then a plain load, the same for border and
+ * interior lanes, without per-tap lane ranges or masks, and PAD_ROWS output
+ * rows at a time give independent chains that hide the latency. Exact: a
+ * padding tap adds +0.0f (t(0) = +0.0f for LP) to a sum that starts at +0.0f
+ * and so is never -0.0f, which changes no bits. (The 3x3/s2 MAX below reads
+ * its input directly: a fold is cheap enough that the copy would double its
+ * time.) */
 #define PAD_ROWS 4
 #define PAD_SCRATCH 4096 /* floats: 16 KiB of stack */
 
@@ -1233,62 +1234,150 @@ SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
     }                                                                          \
   } while (0)
 
-/* One input row's 3x3/s2 fold for a block of lanes from padded scratch,
- * p at the input column of lane 0's first tap: the max of the taps at p[2l],
- * p[2l + 1], p[2l + 2] (in that order); *bad marks NaN lanes. */
-SP_HOT vf fold3x3s2(const float *p, vm *bad) {
-  vf e0, o0, e2, o2;
-  vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &e0, &o0);
-  vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &e2, &o2);
-  (void)o2;
-  *bad = vm_or(*bad, vm_or(vm_unord(e0, o0), vm_unord(e2, e2)));
-  return vf_max_x86(e2, vf_max_x86(o0, e0));
+/* 3x3/stride-2/pad-1 MAX without indices (the ResNet stem), straight from
+ * the input. Lane l of the block at output column ox0 reads input columns
+ * 2(ox0 + l) - 1 .. + 1. Each input row folds its three taps once (the
+ * ordered max of columns 2ox - 1, 2ox, 2ox + 1), then rows 0, 1, 2 combine
+ * in order (DESIGN.md's ordered tree; a tie keeps the earlier row), and
+ * output rows go in pairs that share their middle input row. A tap outside
+ * the input is -inf, which never replaces a MAX and, where the first valid
+ * tap is -inf itself, has its bits. _mm*_max_ps is exact only without NaNs:
+ * a row pair whose inputs hold one is redone with compare-and-select
+ * (max_block_nchw). */
+
+/* How a fold reads its row: FOLD_IN, every column inside the input; FOLD_LEFT,
+ * the row's first block with only column -1 outside; FOLD_RIGHT, a full
+ * last block whose vectors 1 and 3 end in a column or two past the input;
+ * FOLD_EDGE, any lanes outside (fold_lanes says which). */
+enum { FOLD_IN, FOLD_LEFT, FOLD_RIGHT, FOLD_EDGE };
+
+/* The four vectors a fold reads, at p + fold_off[i] (p at the block's first
+ * column, 2ox0 - 1): its columns 0..2SP_VL - 1, then 1..2SP_VL, whose odd
+ * lanes are each output's third tap. No vector reads past the last tap. */
+static const size_t fold_off[4] = {0, SP_VL, 1, SP_VL + 1};
+
+/* Lanes [l0[i], l1[i]) of vector i lie inside the input. */
+typedef struct fold_lanes {
+  size_t l0[4], l1[4];
+} fold_lanes;
+
+SP_HOT fold_lanes fold_lanes_of(size_t ox0, size_t w) {
+  fold_lanes fl;
+  for (size_t i = 0; i < 4; i++)
+    lane_range(2 * (ptrdiff_t)ox0 - 1 + (ptrdiff_t)fold_off[i], 1, w, SP_VL,
+               &fl.l0[i], &fl.l1[i]);
+  return fl;
 }
 
-/* 3x3/stride-2 MAX without indices through -inf-padded scratch: each input
- * row folds its taps once, then rows 0, 1, 2 combine in order (DESIGN.md's
- * ordered tree; a tie keeps the earlier row), and output rows go in pairs
- * that share their middle input row. A block whose lanes met a NaN reruns
- * on the input with compare-and-select (max_block_nchw). */
-static inline void max3x3s2_nchw_padded(const sp_geom *g, const sp_io *io,
-                                        const pad_plan *pp) {
-  float scratch[PAD_SCRATCH + SP_VL] __attribute__((aligned(64)));
+/* One input row's fold for the block at ox0 (-inf for a NULL row), read as
+ * `mode` says (fl: for FOLD_RIGHT and FOLD_EDGE). *bad collects NaN tests: of
+ * columns 0..2SP_VL - 1, and of 1..2SP_VL too in the row's last block (last); a
+ * block's column 2SP_VL is the next block's column 0. */
+SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
+                    const fold_lanes *fl, int last, vm *bad) {
+  const vf ninf = vf_set1(-INFINITY);
+  if (!row)
+    return ninf;
+  const float *p = row + 2 * (ptrdiff_t)ox0 - 1;
+  vf v[4];
+  for (size_t i = 0; i < 4; i++) {
+    if (mode == FOLD_EDGE)
+      v[i] = vf_select(vm_range(fl->l0[i], fl->l1[i]), ninf,
+                       vf_load_range(p + fold_off[i], fl->l0[i], fl->l1[i]));
+    else if (mode == FOLD_LEFT && i == 0)
+      v[i] = vf_select(vm_range(1, SP_VL), ninf, vf_load_range(p, 1, SP_VL));
+    else if (mode == FOLD_RIGHT && i % 2)
+      v[i] = vf_select(vm_range(0, fl->l1[i]), ninf,
+                       vf_load_range(p + fold_off[i], 0, fl->l1[i]));
+    else
+      v[i] = vf_load(p + fold_off[i]);
+  }
+  *bad = vm_or(*bad, vm_unord(v[0], v[1]));
+  if (last)
+    *bad = vm_or(*bad, vm_unord(v[2], v[3]));
+  vf e0, o0, e2, o2;
+  vf_deinterleave(v[0], v[1], &e0, &o0);
+  vf_deinterleave(v[2], v[3], &e2, &o2);
+  (void)e2;
+  return vf_max_x86(o2, vf_max_x86(o0, e0));
+}
+
+/* One block of the row pair at y (the second output row at y + ow when
+ * two): outputs ox0 .. ox0 + cnt - 1. */
+SP_HOT void max3x3s2_block(const float *const row[5], size_t ox0, size_t cnt,
+                           size_t w, size_t ow, int mode, int last, int two,
+                           vm *bad, float *y) {
+  const fold_lanes fl =
+      mode >= FOLD_RIGHT ? fold_lanes_of(ox0, w) : (fold_lanes){{0}, {0}};
+  const vf f0 = fold3x3s2(row[0], ox0, mode, &fl, last, bad);
+  const vf f1 = fold3x3s2(row[1], ox0, mode, &fl, last, bad);
+  const vf f2 = fold3x3s2(row[2], ox0, mode, &fl, last, bad);
+  store_lanes(y + ox0, vf_max_x86(f2, vf_max_x86(f1, f0)), cnt);
+  if (two) {
+    const vf f3 = fold3x3s2(row[3], ox0, mode, &fl, last, bad);
+    const vf f4 = fold3x3s2(row[4], ox0, mode, &fl, last, bad);
+    store_lanes(y + ow + ox0, vf_max_x86(f4, vf_max_x86(f3, f2)), cnt);
+  }
+}
+
+/* The blocks of a row pair: the first (FOLD_LEFT when its columns 0 ..
+ * 2SP_VL lie inside), full blocks inside the input, and a last block that
+ * ends at ow, overlapping its predecessor (writing the same values twice
+ * is harmless; outputs are plain stores): FOLD_IN or FOLD_RIGHT. Rows of at
+ * most SP_VL outputs use FOLD_EDGE blocks. */
+static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
   const row_span in = interior_cols(g);
-  const size_t rs = pp->rs;
-  FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_set1(-INFINITY), {
-    for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += 2) {
-      const int two = oy + 1 < g->oh;
-      const float *r0 = scratch + (oy - oy0) * 2 * rs;
-      for (size_t bx = 0; bx < tc; bx += SP_VL) {
-        const size_t ox = ox0 + bx, cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
-        const float *p = r0 + 2 * bx;
-        vm bad = vm_range(0, 0);
-        const vf f0 = fold3x3s2(p, &bad), f1 = fold3x3s2(p + rs, &bad);
-        const vf f2 = fold3x3s2(p + 2 * rs, &bad);
-        vf m0 = vf_max_x86(f2, vf_max_x86(f1, f0)), m1 = m0;
-        if (two) {
-          const vf f3 = fold3x3s2(p + 3 * rs, &bad);
-          m1 = vf_max_x86(fold3x3s2(p + 4 * rs, &bad), vf_max_x86(f3, f2));
+  const size_t ow = g->ow, w = g->w;
+  /* A full block at ox0 reads columns 2ox0 - 1 .. 2ox0 + 2SP_VL - 1. Every
+   * window holds an input column (plan.c), so 2(ow - 1) - 1 < w: a block
+   * that ends before ow - 1 (ox0 + SP_VL < ow) ends inside the row, and
+   * the first one does when ow > SP_VL. The last block, at ow - SP_VL, needs
+   * column 2ow - 1: not there when the right padding holds it. */
+  const int wide = ow > SP_VL;
+  const int tail_in = 2 * ow - 1 < w;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
+      float *yp = io->y + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy = 0; oy < g->oh; oy += 2) {
+        const int two = oy + 1 < g->oh;
+        const float *row[5]; /* input rows 2oy - 1 .. 2oy + 3, NULL outside */
+        for (size_t r = 0; r < 5; r++) {
+          const size_t iy1 = 2 * oy + r; /* the row plus one */
+          row[r] = iy1 >= 1 && iy1 - 1 < g->h && (two || r < 3)
+                       ? xp + (iy1 - 1) * g->w
+                       : NULL;
         }
-        if (vm_any(vm_and(bad, vm_range(0, cnt)))) {
-          for (size_t r = 0; r <= (size_t)two; r++) {
-            size_t ki0, ki1;
-            sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+        float *y = yp + oy * ow;
+        vm bad = vm_range(0, 0);
+        size_t ox0 = 0;
+        if (wide) {
+          max3x3s2_block(row, 0, SP_VL, w, ow, FOLD_LEFT, 0, two, &bad, y);
+          for (ox0 = SP_VL; ox0 + SP_VL < ow; ox0 += SP_VL)
+            max3x3s2_block(row, ox0, SP_VL, w, ow, FOLD_IN, 0, two, &bad, y);
+          max3x3s2_block(row, ow - SP_VL, SP_VL, w, ow,
+                         tail_in ? FOLD_IN : FOLD_RIGHT, 1, two, &bad, y);
+        } else {
+          for (; ox0 < ow; ox0 += SP_VL)
+            max3x3s2_block(row, ox0, ow - ox0 < SP_VL ? ow - ox0 : SP_VL, w, ow,
+                           FOLD_EDGE, 1, two, &bad, y);
+        }
+        if (!vm_any(bad))
+          continue;
+        for (size_t r = 0; r <= (size_t)two; r++) {
+          size_t ki0, ki1;
+          sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+          for (size_t ox = 0, cnt; ox < ow; ox += cnt) {
+            cnt = block_len(&in, ox, ow);
             const block b = block_at(g, &in, oy + r, ki0, ki1, ox, cnt);
             vi t;
-            const vf m = max_block_nchw(g, xp, &b, 0, g->index_type, &t);
-            if (r)
-              m1 = m;
-            else
-              m0 = m;
+            store_lanes(y + r * ow + ox,
+                        max_block_nchw(g, xp, &b, 0, g->index_type, &t), cnt);
           }
         }
-        store_lanes(yp + oy * g->ow + ox, m0, cnt);
-        if (two)
-          store_lanes(yp + (oy + 1) * g->ow + ox, m1, cnt);
       }
     }
-  });
+  }
 }
 
 SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
@@ -1316,11 +1405,7 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 
 /* SP_SHAPE_3X3S2P1 without indices (the ResNet stem). */
 void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
-  pad_plan pp;
-  if (pad_plan_of(g, &pp)) /* always: 3x3/s2 rows fit */
-    max3x3s2_nchw_padded(g, io, &pp);
-  else
-    maxpool_fwd_nchw_body(g, io, 0);
+  max3x3s2_nchw_direct(g, io);
 }
 
 /* sw_c: the column stride when it is a compile-time 1 or 2, else 0; k3: a
