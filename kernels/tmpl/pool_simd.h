@@ -1787,10 +1787,30 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
                        lp_term_v(kind, pv, a10), lp_term_v(kind, pv, a11))));
 }
 
-SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method) {
+/* One block of cnt outputs at (oy, ox) from input rows r0, r1 (at ox's
+ * first input); cnt == SP_VL is a compile-time constant in the row loop, so
+ * full blocks load and store whole vectors. */
+SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
+                              int track, int kind, float pv, float inv_p,
+                              const float *r0, const float *r1, size_t o,
+                              size_t oy, size_t ox, size_t cnt) {
+  vf a00, a01, a10, a11;
+  load_pairs(r0, cnt, &a00, &a01);
+  load_pairs(r1, cnt, &a10, &a11);
+  vi tap;
+  const vf y = fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, &tap);
+  store_lanes(io->y + o, y, cnt);
+  if (method == P2_MAX && track) {
+    const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+    store_index(io->indices, g->index_type, o, tap_to_index(g, tap, base), cnt);
+  }
+}
+
+/* method, track: compile-time constants. */
+SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
+                             int track) {
   const int kind = lp_kind(g->p);
   const float pv = g->p, inv_p = 1.0f / g->p;
-  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
@@ -1799,20 +1819,20 @@ SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method) {
         const float *r0 = io->x + px.base + 2 * oy * g->w;
         const float *r1 = r0 + g->w;
         const size_t orow = py.base + oy * g->ow;
-        for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
-          const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
-          vf a00, a01, a10, a11;
-          load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
-          load_pairs(r1 + 2 * ox, cnt, &a10, &a11);
-          vi tap;
-          const vf y =
-              fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, &tap);
-          store_lanes(io->y + orow + ox, y, cnt);
-          if (method == P2_MAX && track) {
-            const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
-            store_index(io->indices, g->index_type, orow + ox,
-                        tap_to_index(g, tap, base), cnt);
-          }
+        size_t ox = 0;
+        for (; ox + SP_VL <= g->ow; ox += SP_VL)
+          fwd2x2_nchw_block(g, io, method, track, kind, pv, inv_p, r0 + 2 * ox,
+                            r1 + 2 * ox, orow + ox, oy, ox, SP_VL);
+        /* A row of at least SP_VL outputs ends with a full block that ends at
+         * ow, overlapping its neighbour (the same values stored twice),
+         * rather than a short one with masked loads and stores. */
+        if (ox < g->ow && ox > 0) {
+          ox = g->ow - SP_VL;
+          fwd2x2_nchw_block(g, io, method, track, kind, pv, inv_p, r0 + 2 * ox,
+                            r1 + 2 * ox, orow + ox, oy, ox, SP_VL);
+        } else if (ox < g->ow) {
+          fwd2x2_nchw_block(g, io, method, track, kind, pv, inv_p, r0 + 2 * ox,
+                            r1 + 2 * ox, orow + ox, oy, ox, g->ow - ox);
         }
       }
     }
@@ -1850,19 +1870,22 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
 }
 
 void SP_FN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nchw_body(g, io, P2_MAX);
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    fwd2x2_nchw_body(g, io, P2_MAX, 0);
+  else
+    fwd2x2_nchw_body(g, io, P2_MAX, 1);
 }
 void SP_FN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_MAX);
 }
 void SP_FN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nchw_body(g, io, P2_AVG);
+  fwd2x2_nchw_body(g, io, P2_AVG, 0);
 }
 void SP_FN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_AVG);
 }
 void SP_FN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nchw_body(g, io, P2_LP);
+  fwd2x2_nchw_body(g, io, P2_LP, 0);
 }
 void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_LP);
