@@ -1913,6 +1913,31 @@ static inline vf bwd2x2_share(int mode, vf dy) {
   return vcanon(vf_add(vf_zero(), s));
 }
 
+/* One block of cnt outputs at (oy, ox): r0 is x's row 2oy (BWD_MAX), d0 and
+ * d1 dx's rows 2oy and 2oy + 1, o the block's first output. */
+SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
+                              const float *r0, float *d0, float *d1, size_t o,
+                              size_t oy, size_t ox, size_t cnt) {
+  vi tap = vi_set1(0);
+  if (mode == BWD_MAX) {
+    vf a00, a01, a10, a11;
+    load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
+    load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11);
+    max2x2(a00, a01, a10, a11, &tap);
+  } else if (mode == BWD_MAX_IDX) {
+    const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+    tap = index_to_tap(g, load_index(io->indices, g->index_type, o, cnt), base);
+  }
+  const vf share = bwd2x2_share(mode, load_lanes(io->dy + o, cnt));
+  vm m00, m01, m10, m11;
+  bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
+  const vf z = vf_zero();
+  store_pairs(d0 + 2 * ox, cnt, vf_select(m00, z, share),
+              vf_select(m01, z, share));
+  store_pairs(d1 + 2 * ox, cnt, vf_select(m10, z, share),
+              vf_select(m11, z, share));
+}
+
 SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t cov_w = 2 * g->ow, cov_h = 2 * g->oh;
   for (size_t n = 0; n < g->n; n++) {
@@ -1925,29 +1950,17 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
             mode == BWD_MAX ? io->x + px.base + 2 * oy * g->w : NULL;
         float *d0 = dxp + 2 * oy * g->w, *d1 = d0 + g->w;
         const size_t orow = py.base + oy * g->ow;
-        for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
-          const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
-          vi tap = vi_set1(0);
-          if (mode == BWD_MAX) {
-            vf a00, a01, a10, a11;
-            load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
-            load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11);
-            max2x2(a00, a01, a10, a11, &tap);
-          } else if (mode == BWD_MAX_IDX) {
-            const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
-            tap = index_to_tap(
-                g, load_index(io->indices, g->index_type, orow + ox, cnt),
-                base);
-          }
-          const vf share =
-              bwd2x2_share(mode, load_lanes(io->dy + orow + ox, cnt));
-          vm m00, m01, m10, m11;
-          bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
-          const vf z = vf_zero();
-          store_pairs(d0 + 2 * ox, cnt, vf_select(m00, z, share),
-                      vf_select(m01, z, share));
-          store_pairs(d1 + 2 * ox, cnt, vf_select(m10, z, share),
-                      vf_select(m11, z, share));
+        size_t ox = 0;
+        for (; ox + SP_VL <= g->ow; ox += SP_VL)
+          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, SP_VL);
+        /* As in the forward: a full last block overlapping its neighbour
+         * (each dx element is stored, not added to, with the same value). */
+        if (ox < g->ow && ox > 0) {
+          ox = g->ow - SP_VL;
+          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, SP_VL);
+        } else if (ox < g->ow) {
+          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox,
+                            g->ow - ox);
         }
         if (cov_w < g->w) {
           zero_tensor(d0 + cov_w, g->w - cov_w);
