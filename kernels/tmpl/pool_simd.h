@@ -398,6 +398,15 @@ void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nhwc_body(g, io, 1);
 }
 
+/* NHWC: whether output row oy of batch n has only finite dy (a NaN in dx
+ * can only come from a dy that is not finite: finite sums overflow to inf,
+ * never to NaN). Tested as each row is first used, while it is in cache. */
+static inline int dy_row_finite(const sp_geom *g, const sp_io *io, size_t n,
+                                size_t oy) {
+  const size_t len = g->ow * g->c;
+  return all_finite(io->dy + (n * g->oh + oy) * len, len);
+}
+
 /* MAX backward, NHWC: outputs in order; each output adds dy to the tap its
  * lanes' winners name (adding +0.0f elsewhere changes nothing: dx is never
  * -0.0f). `from_indices` reads winners, else recomputes them from x. */
@@ -408,10 +417,12 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
   const simdpool_index_type it =
       from_indices ? g->index_type : SIMDPOOL_INDEX_U8;
   zero_tensor(io->dx, in_count(g));
+  int finite = 1; /* every dy so far; tested a row at a time, in cache */
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = from_indices ? NULL : io->x + n * g->h * g->w * C;
     float *dxn = io->dx + n * g->h * g->w * C;
     for (size_t oy = 0; oy < g->oh; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
@@ -464,7 +475,7 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
       }
     }
   }
-  if (!all_finite(io->dy, out_count(g)))
+  if (!finite)
     canonicalize(io->dx, in_count(g));
 }
 
@@ -527,10 +538,14 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
                                                const sp_io *io) {
   const size_t C = g->c;
   const simdpool_index_type it = g->index_type;
+  int finite = 1; /* every dy row that has covered an input row so far */
   for (size_t n = 0; n < g->n; n++) {
     cover rv = {0, 0};
+    size_t tested = 0; /* output rows [0, tested) of this batch */
     for (size_t iy = 0; iy < g->h; iy++) {
       cover_advance(&rv, iy, g->pt, g->sh, g->kh, g->dh, g->oh);
+      for (; tested < rv.hi; tested++)
+        finite &= dy_row_finite(g, io, n, tested);
       /* The covering output rows: where they start, and their kernel row's
        * part of the tap number. */
       size_t yo[GATHER_MAX], yk[GATHER_MAX], ny = 0;
@@ -580,8 +595,10 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
         }
       }
     }
+    for (; tested < g->oh; tested++) /* rows that cover no input row */
+      finite &= dy_row_finite(g, io, n, tested);
   }
-  if (!all_finite(io->dy, out_count(g)))
+  if (!finite)
     canonicalize(io->dx, in_count(g));
 }
 
@@ -626,9 +643,11 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
   zero_tensor(io->dx, in_count(g));
+  int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
     float *dxn = io->dx + n * g->h * g->w * C;
     for (size_t oy = 0; oy < g->oh; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const vf div = vf_set1(window_divisor(g, &win, oy, ox));
@@ -646,7 +665,7 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
       }
     }
   }
-  if (!all_finite(io->dy, out_count(g)))
+  if (!finite)
     canonicalize(io->dx, in_count(g));
 }
 
