@@ -538,7 +538,9 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
                                                const sp_io *io) {
   const size_t C = g->c;
   const simdpool_index_type it = g->index_type;
-  int finite = 1; /* every dy row that has covered an input row so far */
+  /* Every dy row tested so far; each output row covers an input row (its
+   * window holds one, plan.c), so by the last input row all are. */
+  int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
     cover rv = {0, 0};
     size_t tested = 0; /* output rows [0, tested) of this batch */
@@ -595,8 +597,6 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
         }
       }
     }
-    for (; tested < g->oh; tested++) /* rows that cover no input row */
-      finite &= dy_row_finite(g, io, n, tested);
   }
   if (!finite)
     canonicalize(io->dx, in_count(g));
@@ -1253,6 +1253,23 @@ SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
     }                                                                          \
   } while (0)
 
+/* One output row oy (outputs at orow, valid kernel rows [ki0, ki1)) of MAX
+ * forward, NCHW, plane xp: blocks of compare-and-select, border and
+ * interior columns apart (block_len). */
+SP_HOT void max_row_nchw(const sp_geom *g, const sp_io *io, const float *xp,
+                         const row_span *in, size_t oy, size_t ki0, size_t ki1,
+                         size_t orow, int track) {
+  for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
+    cnt = block_len(in, ox, g->ow);
+    const block b = block_at(g, in, oy, ki0, ki1, ox, cnt);
+    vi t;
+    const vf m = max_block_nchw(g, xp, &b, track, g->index_type, &t);
+    store_lanes(io->y + orow + ox, m, cnt);
+    if (track)
+      store_index(io->indices, g->index_type, orow + ox, t, cnt);
+  }
+}
+
 /* 3x3/stride-2/pad-1 MAX without indices (the ResNet stem), straight from
  * the input. Lane l of the block at output column ox0 reads input columns
  * 2(ox0 + l) - 1 .. + 1. Each input row folds its three taps once (the
@@ -1288,6 +1305,20 @@ SP_HOT fold_lanes fold_lanes_of(size_t ox0, size_t w) {
   return fl;
 }
 
+/* Lanes [l0, l1) from p, pad elsewhere; reads nothing else. */
+SP_HOT vf load_range_or(const float *p, size_t l0, size_t l1, vf pad) {
+  return vf_select(vm_range(l0, l1), pad, vf_load_range(p, l0, l1));
+}
+
+/* The three taps of every lane of a stride-2 row block from its four vectors
+ * (fold_off): t[kj] holds columns 2l + kj. */
+SP_HOT void taps3s2(const vf v[4], vf t[3]) {
+  vf e2;
+  vf_deinterleave(v[0], v[1], &t[0], &t[1]);
+  vf_deinterleave(v[2], v[3], &e2, &t[2]);
+  (void)e2;
+}
+
 /* One input row's fold for the block at ox0 (-inf for a NULL row), read as
  * `mode` says (fl: for FOLD_RIGHT and FOLD_EDGE). *bad collects NaN tests: of
  * columns 0..2SP_VL - 1, and of 1..2SP_VL too in the row's last block (last); a
@@ -1301,24 +1332,20 @@ SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
   vf v[4];
   for (size_t i = 0; i < 4; i++) {
     if (mode == FOLD_EDGE)
-      v[i] = vf_select(vm_range(fl->l0[i], fl->l1[i]), ninf,
-                       vf_load_range(p + fold_off[i], fl->l0[i], fl->l1[i]));
+      v[i] = load_range_or(p + fold_off[i], fl->l0[i], fl->l1[i], ninf);
     else if (mode == FOLD_LEFT && i == 0)
-      v[i] = vf_select(vm_range(1, SP_VL), ninf, vf_load_range(p, 1, SP_VL));
+      v[i] = load_range_or(p, 1, SP_VL, ninf);
     else if (mode == FOLD_RIGHT && i % 2)
-      v[i] = vf_select(vm_range(0, fl->l1[i]), ninf,
-                       vf_load_range(p + fold_off[i], 0, fl->l1[i]));
+      v[i] = load_range_or(p + fold_off[i], 0, fl->l1[i], ninf);
     else
       v[i] = vf_load(p + fold_off[i]);
   }
   *bad = vm_or(*bad, vm_unord(v[0], v[1]));
   if (last)
     *bad = vm_or(*bad, vm_unord(v[2], v[3]));
-  vf e0, o0, e2, o2;
-  vf_deinterleave(v[0], v[1], &e0, &o0);
-  vf_deinterleave(v[2], v[3], &e2, &o2);
-  (void)e2;
-  return vf_max_x86(o2, vf_max_x86(o0, e0));
+  vf t[3];
+  taps3s2(v, t);
+  return vf_max_x86(t[2], vf_max_x86(t[1], t[0]));
 }
 
 /* One block of the row pair at y (the second output row at y + ow when
@@ -1357,7 +1384,7 @@ static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
-      float *yp = io->y + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      const size_t ybase = sp_plane_of(g, n, c, g->oh, g->ow).base;
       for (size_t oy = 0; oy < g->oh; oy += 2) {
         const int two = oy + 1 < g->oh;
         const float *row[5]; /* input rows 2oy - 1 .. 2oy + 3, NULL outside */
@@ -1367,7 +1394,7 @@ static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
                        ? xp + (iy1 - 1) * g->w
                        : NULL;
         }
-        float *y = yp + oy * ow;
+        float *y = io->y + ybase + oy * ow;
         vm bad = vm_range(0, 0);
         size_t ox0 = 0;
         if (wide) {
@@ -1386,13 +1413,8 @@ static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
         for (size_t r = 0; r <= (size_t)two; r++) {
           size_t ki0, ki1;
           sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
-          for (size_t ox = 0, cnt; ox < ow; ox += cnt) {
-            cnt = block_len(&in, ox, ow);
-            const block b = block_at(g, &in, oy + r, ki0, ki1, ox, cnt);
-            vi t;
-            store_lanes(y + r * ow + ox,
-                        max_block_nchw(g, xp, &b, 0, g->index_type, &t), cnt);
-          }
+          max_row_nchw(g, io, xp, &in, oy + r, ki0, ki1, ybase + (oy + r) * ow,
+                       0);
         }
       }
     }
@@ -1402,16 +1424,7 @@ static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
 SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                   int track) {
   FOR_EACH_ROW(g, {
-    for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
-      cnt = block_len(&in_, ox, g->ow);
-      const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-      vi t;
-      const vf m =
-          max_block_nchw(g, io->x + px.base, &b, track, g->index_type, &t);
-      store_lanes(io->y + orow + ox, m, cnt);
-      if (track)
-        store_index(io->indices, g->index_type, orow + ox, t, cnt);
-    }
+    max_row_nchw(g, io, io->x + px.base, &in_, oy, ki0, ki1, orow, track);
   });
 }
 
@@ -1806,6 +1819,27 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
                        lp_term_v(kind, pv, a10), lp_term_v(kind, pv, a11))));
 }
 
+/* Runs the body (the last argument) for the blocks of a row of ow outputs,
+ * with ox (the block's first output) and cnt in scope: one short block when
+ * ow < SP_VL, else full blocks (cnt a compile-time SP_VL, so they load and
+ * store whole vectors), the last of them ending at ow and overlapping its
+ * neighbour instead of a masked short block. Only for outputs that are
+ * stored, not accumulated: an overlapped one is stored twice, same value. */
+#define FOR_EACH_ROW_BLOCK(ow, ...)                                            \
+  do {                                                                         \
+    if ((ow) < SP_VL) {                                                        \
+      const size_t ox = 0, cnt = (ow);                                         \
+      __VA_ARGS__                                                              \
+    } else {                                                                   \
+      for (size_t ox = 0; ox + SP_VL < (ow); ox += SP_VL) {                    \
+        const size_t cnt = SP_VL;                                              \
+        __VA_ARGS__                                                            \
+      }                                                                        \
+      const size_t ox = (ow)-SP_VL, cnt = SP_VL;                               \
+      __VA_ARGS__                                                              \
+    }                                                                          \
+  } while (0)
+
 /* One block of cnt outputs at (oy, ox) from input rows r0, r1 (at ox's
  * first input); cnt == SP_VL is a compile-time constant in the row loop, so
  * full blocks load and store whole vectors. */
@@ -1838,21 +1872,10 @@ SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
         const float *r0 = io->x + px.base + 2 * oy * g->w;
         const float *r1 = r0 + g->w;
         const size_t orow = py.base + oy * g->ow;
-        size_t ox = 0;
-        for (; ox + SP_VL <= g->ow; ox += SP_VL)
+        FOR_EACH_ROW_BLOCK(g->ow, {
           fwd2x2_nchw_block(g, io, method, track, kind, pv, inv_p, r0 + 2 * ox,
-                            r1 + 2 * ox, orow + ox, oy, ox, SP_VL);
-        /* A row of at least SP_VL outputs ends with a full block that ends at
-         * ow, overlapping its neighbour (the same values stored twice),
-         * rather than a short one with masked loads and stores. */
-        if (ox < g->ow && ox > 0) {
-          ox = g->ow - SP_VL;
-          fwd2x2_nchw_block(g, io, method, track, kind, pv, inv_p, r0 + 2 * ox,
-                            r1 + 2 * ox, orow + ox, oy, ox, SP_VL);
-        } else if (ox < g->ow) {
-          fwd2x2_nchw_block(g, io, method, track, kind, pv, inv_p, r0 + 2 * ox,
-                            r1 + 2 * ox, orow + ox, oy, ox, g->ow - ox);
-        }
+                            r1 + 2 * ox, orow + ox, oy, ox, cnt);
+        });
       }
     }
   }
@@ -1969,18 +1992,10 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
             mode == BWD_MAX ? io->x + px.base + 2 * oy * g->w : NULL;
         float *d0 = dxp + 2 * oy * g->w, *d1 = d0 + g->w;
         const size_t orow = py.base + oy * g->ow;
-        size_t ox = 0;
-        for (; ox + SP_VL <= g->ow; ox += SP_VL)
-          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, SP_VL);
-        /* As in the forward: a full last block overlapping its neighbour
-         * (each dx element is stored, not added to, with the same value). */
-        if (ox < g->ow && ox > 0) {
-          ox = g->ow - SP_VL;
-          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, SP_VL);
-        } else if (ox < g->ow) {
-          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox,
-                            g->ow - ox);
-        }
+        /* dx elements are stored here, not added to. */
+        FOR_EACH_ROW_BLOCK(g->ow, {
+          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, cnt);
+        });
         if (cov_w < g->w) {
           zero_tensor(d0 + cov_w, g->w - cov_w);
           zero_tensor(d1 + cov_w, g->w - cov_w);
@@ -2077,19 +2092,21 @@ SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
                        size_t cnt) {
   if (it == SIMDPOOL_INDEX_NONE) {
     /* A full block whose three rows and 2*SP_VL + 1 columns lie inside
-     * reads them directly (the scan of max_block_nchw, tap by tap in
-     * row-major order); the others go through max_block_nchw. */
+     * reads them directly as the forward's fold does (the scan of
+     * max_block_nchw, tap by tap in row-major order); the others go
+     * through max_block_nchw. */
     if (cnt == SP_VL && oy >= 1 && 2 * oy + 1 < g->h && ox0 >= 1 &&
-        2 * ox0 + 2 * SP_VL + 1 <= g->w) {
+        2 * ox0 + 2 * SP_VL <= g->w) {
       const float *p = xp + (2 * oy - 1) * g->w + 2 * ox0 - 1;
       vf m = vf_set1(-INFINITY);
       vi t = vi_set1(0);
       for (int ki = 0; ki < 3; ki++, p += g->w) {
-        vf v[3], odd;
-        vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &v[0], &v[1]);
-        vf_deinterleave(vf_load(p + 2), vf_load(p + 2 + SP_VL), &v[2], &odd);
+        vf v[4], tap[3];
+        for (size_t i = 0; i < 4; i++)
+          v[i] = vf_load(p + fold_off[i]);
+        taps3s2(v, tap);
         for (int kj = 0; kj < 3; kj++)
-          mx_step(v[kj], 3 * ki + kj, 1, &m, &t);
+          mx_step(tap[kj], 3 * ki + kj, 1, &m, &t);
       }
       return t;
     }
