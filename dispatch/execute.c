@@ -380,7 +380,7 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {x, y, indices, NULL, NULL};
-  plan->kernel[SP_OP_FWD]->fn(&plan->geom, &io);
+  sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);
   return SIMDPOOL_OK;
 }
 
@@ -393,7 +393,7 @@ simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
-  plan->kernel[op]->fn(&plan->geom, &io);
+  sp_call_kernel(plan->kernel[op]->fn, &plan->geom, &io);
   return SIMDPOOL_OK;
 }
 

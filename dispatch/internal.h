@@ -34,6 +34,12 @@ int sp_shape_matches(sp_shape s, const sp_geom *g);
 const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
                                       sp_op op);
 
+/* Runs fn(g, io) in the IEEE default floating-point environment and puts
+ * the caller's control and status state back afterwards (fpenv.c). Every
+ * kernel call of the entry points, serial or in a parallel task, goes
+ * through it. */
+void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io);
+
 /* Which ops a plan of geometry g needs. */
 int sp_op_needed(const sp_geom *g, sp_op op);
 

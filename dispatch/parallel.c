@@ -107,7 +107,7 @@ static void run_chunk(void *ctx, size_t i) {
   const par_job *j = ctx;
   chunk c;
   chunk_of(j, i, &c);
-  sp_pick_kernel(j->plan->isa, &c.g, j->op)->fn(&c.g, &c.io);
+  sp_call_kernel(sp_pick_kernel(j->plan->isa, &c.g, j->op)->fn, &c.g, &c.io);
   /* Flat indices count from the top of the whole plane: the kernel counted
    * from row `first`. (Backward row blocks never take flat indices.) */
   if (j->op != SP_OP_FWD || c.first == 0)
@@ -159,13 +159,16 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   j->in_plane = g->h * j->row;
   j->out_plane = g->oh * j->orow;
 
-  /* Bytes the call moves (plan creation bounded each count by PTRDIFF_MAX). */
-  const double bytes = 4.0 * ((double)j->planes * (double)j->in_plane +
-                              (double)j->planes * (double)j->out_plane);
-  double want = bytes / (double)(chunk_bytes ? chunk_bytes : 1);
-  if (want > SP_CHUNK_MAX)
-    want = SP_CHUNK_MAX;
-  const size_t chunks = want < 1.0 ? 1 : (size_t)want;
+  /* Bytes the call moves: plan creation bounded each tensor's byte count by
+   * PTRDIFF_MAX, so their sum fits in size_t. Integer arithmetic, so the
+   * split never depends on the caller's floating-point environment. */
+  const size_t bytes = sizeof(float) * j->planes * j->in_plane +
+                       sizeof(float) * j->planes * j->out_plane;
+  size_t chunks = bytes / (chunk_bytes ? chunk_bytes : 1);
+  if (chunks > SP_CHUNK_MAX)
+    chunks = SP_CHUNK_MAX;
+  if (chunks < 1)
+    chunks = 1;
 
   /* Rows may be split when planes are too few. Backward blocks must own
    * their input rows: windows of different output rows may not share a row

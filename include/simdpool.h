@@ -128,6 +128,20 @@ SIMDPOOL_API void simdpool_plan_output_shape(const simdpool_plan *plan,
  * gives SIMDPOOL_ISA_AUTO. Thread-safe. */
 SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
 
+/* Floating-point environment (every call that computes: simdpool_forward,
+ * simdpool_backward and their _parallel forms). The results never depend on
+ * the caller's floating-point mode: each kernel runs in the IEEE 754 default
+ * environment, round to nearest even with subnormals neither flushed nor
+ * read as zero and every exception masked (x86: MXCSR = 0x1f80 but for its
+ * status flags; AArch64: FPCR = 0, i.e. RMode 0, FZ = FZ16 = DN = 0), on the
+ * calling thread and on every thread of the caller's pool that runs one of
+ * its tasks, whatever FTZ/DAZ, FZ, rounding mode or traps the caller set.
+ * Before it returns, each of those threads gets its exact control and
+ * status state back (MXCSR; FPCR and FPSR): the call leaves no exception
+ * flag set that was clear, and an unmasked trap never fires inside it. The
+ * cost is two reads of the control register per kernel call, plus two
+ * writes when the caller's mode is not the default. */
+
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
  * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
  * exactly when the plan has an index type (MAX only); it then receives int32_t,
@@ -138,7 +152,8 @@ SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
  *     without an index type, or missing from a plan with one; any two of x,
  *     y and indices sharing a byte (x == y included).
  * On failure no output is written. Allocates nothing. Thread-safe: many
- * threads may run one plan at once on distinct outputs. */
+ * threads may run one plan at once on distinct outputs. Computes in the
+ * default floating-point environment and restores the caller's (above). */
 SIMDPOOL_API simdpool_status simdpool_forward(const simdpool_plan *plan,
                                               const float *x, float *y,
                                               void *indices);
@@ -154,7 +169,8 @@ SIMDPOOL_API simdpool_status simdpool_forward(const simdpool_plan *plan,
  *     dy, indices, or x where x is read (dy == dx included); an index that
  *     names no valid tap of its window.
  * On failure dx is not written. Allocates nothing. Thread-safe like
- * simdpool_forward(). */
+ * simdpool_forward(). Computes in the default floating-point environment
+ * and restores the caller's (above). */
 SIMDPOOL_API simdpool_status simdpool_backward(const simdpool_plan *plan,
                                                const float *dy,
                                                const void *indices,
@@ -178,7 +194,10 @@ typedef void (*simdpool_parallel_for_fn)(void *pool, simdpool_task_fn task,
  * work is cut so that no two tasks write the same byte, and the outputs are
  * bit-identical to simdpool_forward()'s whatever the thread count. A NULL
  * parallel_for runs every task on the calling thread. Checks and statuses are
- * those of simdpool_forward(); on failure no task runs. Allocates nothing. */
+ * those of simdpool_forward(); on failure no task runs. Allocates nothing.
+ * Every task computes in the default floating-point environment and gives
+ * its thread's environment back, whatever mode the pool's threads run in
+ * (above). */
 SIMDPOOL_API simdpool_status simdpool_forward_parallel(
     const simdpool_plan *plan, const float *x, float *y, void *indices,
     simdpool_parallel_for_fn parallel_for, void *pool);
@@ -187,7 +206,8 @@ SIMDPOOL_API simdpool_status simdpool_forward_parallel(
  * to it. Where windows of neighbouring output rows share input rows
  * (kernel extent > stride), or MAX reads I32/I64 indices, the tasks split
  * only the planes (n*c in NCHW, n in NHWC). Statuses as simdpool_backward();
- * index validation runs on the calling thread before any task. */
+ * index validation runs on the calling thread before any task. The
+ * floating-point environment as for simdpool_forward_parallel(). */
 SIMDPOOL_API simdpool_status
 simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
                            const void *indices, const float *x, float *dx,

@@ -13,6 +13,7 @@
 
 #include "internal.h"
 
+#include "fpenv_test.h"
 #include "test_random.h"
 
 /* ------------------------------------------------------------ guarded buffers
@@ -95,8 +96,13 @@ static void report_diff(const char *what, const float *want, const float *got,
                what, seed, geom);
 }
 
-/* Runs kernel e and its reference on one random geometry; returns 0 when the
- * drawn geometry does not fit e. */
+/* When set, the kernel under test runs through dispatch's sp_call_kernel()
+ * with this caller environment set, and the environment must read back
+ * unchanged; the reference always runs directly in the default environment.
+ * Inputs then come from rnd_value_subnormal(). */
+static const tenv *call_env;
+static const char *call_env_name;
+
 /* Runs kernel e and its scalar reference on the geometry of d with seeded
  * inputs and compares their outputs bit for bit; 0 when e does not take d. */
 static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
@@ -108,8 +114,10 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
     return 0;
   const sp_kernel_entry *ref = reference_of(e, it);
   ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
-  char geom[320];
+  char geom[320], label[128];
   describe(geom, sizeof geom, &g);
+  snprintf(label, sizeof label, "%s%s%s", e->name, call_env ? " under " : "",
+           call_env ? call_env_name : "");
 
   const size_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
   const int nasty = (int)rnd_range(0, 3) * 10;
@@ -120,13 +128,14 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
    * ties the wrong way shows up as a bit difference. */
   const int zeros = rnd() % 4 == 0;
   for (size_t i = 0; i < nx; i++) {
-    float v = rnd_value(nasty);
+    float v = call_env ? rnd_value_subnormal() : rnd_value(nasty);
     if (zeros && rnd() % 8 != 0)
       v = rnd() % 2 ? 0.0f : -0.0f;
     ((float *)x.data)[i] = nonneg ? fabsf(v) : v;
   }
   for (size_t i = 0; i < ny; i++)
-    ((float *)dy.data)[i] = rnd_value(nasty / 2);
+    ((float *)dy.data)[i] =
+        call_env ? rnd_value_subnormal() : rnd_value(nasty / 2);
 
   const int fwd = e->op == SP_OP_FWD;
   const size_t out_count = fwd ? ny : nx;
@@ -169,7 +178,20 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
         e->op == SP_OP_BWD_IDX ? want_idx.data : NULL;
   }
   ref->fn(&g, &io_ref);
-  e->fn(&g, &io_got);
+  if (call_env) {
+    char a[64], b[64];
+    tenv_write(*call_env);
+    sp_call_kernel(e->fn, &g, &io_got);
+    const tenv after = tenv_read();
+    tenv_write(tenv_default());
+    ck_assert_msg(tenv_equal(after, *call_env),
+                  "%s under %s: the caller's environment %s came back as %s; "
+                  "seed %" PRIu64 "; %s",
+                  e->name, call_env_name, tenv_text(*call_env, a, sizeof a),
+                  tenv_text(after, b, sizeof b), seed, geom);
+  } else {
+    e->fn(&g, &io_got);
+  }
 
   ck_assert_msg(guards_intact(&got),
                 "%s wrote outside its output; seed %" PRIu64 "; %s", e->name,
@@ -179,7 +201,7 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
                   "%s wrote outside its indices; seed %" PRIu64 "; %s", e->name,
                   seed, geom);
   if (memcmp(want.data, got.data, want.bytes) != 0)
-    report_diff(e->name, (const float *)want.data, (const float *)got.data,
+    report_diff(label, (const float *)want.data, (const float *)got.data,
                 out_count, geom);
   if (fwd && it && memcmp(want_idx.data, got_idx.data, want_idx.bytes) != 0)
     ck_abort_msg("%s: indices differ from the reference; seed %" PRIu64 "; %s",
@@ -327,6 +349,148 @@ START_TEST(kernel_matches_reference_big) {
   printf("  big     %-38s: %d large shapes x %d index type(s) bit-exact\n",
          e->name, ran, ntypes);
   fflush(stdout);
+}
+END_TEST
+
+/* ------------------------------------------------------------ FP environment
+ */
+
+/* The caller environments every kernel must be immune to (DESIGN.md,
+ * "Floating-point environment"), as tenv_decode() codes: bits 0-1
+ * rounding, 2 FTZ/FZ, 3 DAZ/FZ16, 4 every status flag set, 5 traps
+ * unmasked (x86) / DN (AArch64). */
+typedef struct caller_env {
+  const char *name;
+  unsigned code;
+} caller_env;
+
+static const caller_env caller_envs[] = {
+    {"default", 0},
+#if defined(__aarch64__)
+    {"FPCR.FZ", 4},
+    {"FPCR.FZ16", 8},
+    {"FPCR.DN", 32},
+    {"FZ|FZ16|DN", 4 | 8 | 32},
+#else
+    {"MXCSR.FTZ", 4},
+    {"MXCSR.DAZ", 8},
+    {"FTZ|DAZ", 4 | 8},
+    {"invalid/div0/overflow traps unmasked", 32},
+#endif
+    {"round upward", 1},
+    {"round downward", 2},
+    {"round toward zero", 3},
+    {"status flags set", 16},
+    {"all at once, round upward", 1 | 4 | 8 | 16 | 32},
+};
+#define N_CALLER_ENVS ((int)(sizeof caller_envs / sizeof caller_envs[0]))
+
+static int configs_fpenv = 30;
+
+/* Every registry kernel of every ISA the CPU runs, called the way the entry
+ * points call it (sp_call_kernel), under each caller environment on
+ * subnormal-rich inputs: bit for bit the scalar reference run in the
+ * default environment, and the caller's control and status state intact. */
+START_TEST(kernel_fpenv) {
+  const sp_kernel_entry *e = &sp_registry[_i];
+  if ((only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
+      !sp_cpu_runs(e->isa))
+    return;
+  if (!TENV_SUPPORTED) {
+    printf("  fpenv   %-38s: skipped: no environment access on this machine "
+           "in the test\n",
+           e->name);
+    return;
+  }
+  tenv_write(tenv_default());
+  simdpool_index_type types[4];
+  const int ntypes = index_types_of(e, types);
+  tenv envs[N_CALLER_ENVS];
+  for (int k = 0; k < N_CALLER_ENVS; k++)
+    envs[k] = tenv_decode(caller_envs[k].code);
+  rng_state = seed ^ 0xfe5e7ull;
+  int ran = 0, drawn = 0;
+  while (ran < configs_fpenv) {
+    ck_assert_msg(++drawn < configs_fpenv * 200,
+                  "could not draw geometries for %s", e->name);
+    const uint64_t state = rng_state;
+    int fits = 0;
+    for (int k = 0; k < N_CALLER_ENVS; k++) {
+      call_env = &envs[k];
+      call_env_name = caller_envs[k].name;
+      for (int t = 0; t < ntypes; t++) {
+        rng_state = state;
+        fits = run_one(e, types[t]);
+      }
+      if (!fits)
+        break;
+    }
+    call_env = NULL;
+    ran += fits;
+  }
+  printf("  fpenv   %-38s [%s]: %d configurations x %d environments x %d "
+         "index type(s) = %d checks bit-exact, caller state restored\n",
+         e->name, simdpool_isa_name(e->isa), ran, N_CALLER_ENVS, ntypes,
+         ran * N_CALLER_ENVS * ntypes);
+  fflush(stdout);
+}
+END_TEST
+
+/* The environments above are not idle: called directly, without dispatch's
+ * switch, the scalar reference's results change under them on the same
+ * kind of inputs. Rounding modes must show (every emulator honours them);
+ * which flush modes show is printed. */
+START_TEST(fpenv_has_effect) {
+  if (!TENV_SUPPORTED || only_isa)
+    return;
+  tenv_write(tenv_default());
+  int changed[N_CALLER_ENVS] = {0};
+  static const simdpool_method methods[] = {SIMDPOOL_MAX, SIMDPOOL_AVG,
+                                            SIMDPOOL_LP};
+  rng_state = seed ^ 0xeffec7ull;
+  for (int iter = 0; iter < 60; iter++) {
+    const sp_kernel_entry probe = {
+        "probe",   SIMDPOOL_ISA_SCALAR, methods[iter % 3], SIMDPOOL_NCHW,
+        SP_OP_FWD, SP_SHAPE_GENERAL,    SP_IDX_NONE_ONLY,  NULL};
+    const sp_kernel_entry *ref = reference_of(&probe, SIMDPOOL_INDEX_NONE);
+    simdpool_desc d;
+    rnd_desc(&d, &probe, SIMDPOOL_INDEX_NONE);
+    d.p = 2.0f;
+    sp_geom g;
+    if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK)
+      continue;
+    const size_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
+    float *x = malloc(nx * sizeof *x), *want = malloc(ny * sizeof *want),
+          *got = malloc(ny * sizeof *got);
+    ck_assert(x && want && got);
+    for (size_t i = 0; i < nx; i++)
+      x[i] = rnd_value_subnormal();
+    sp_io io = {x, want, NULL, NULL, NULL};
+    ref->fn(&g, &io);
+    io.y = got;
+    for (int k = 1; k < N_CALLER_ENVS; k++) {
+      tenv_write(tenv_decode(caller_envs[k].code & ~32u)); /* no traps */
+      ref->fn(&g, &io);
+      tenv_write(tenv_default());
+      changed[k] += memcmp(want, got, ny * sizeof *got) != 0;
+    }
+    free(x);
+    free(want);
+    free(got);
+  }
+  printf("  fpenv: the scalar reference called without the switch changes "
+         "its results (of 60 random MAX/AVG/LP forward calls) under:");
+  for (int k = 1; k < N_CALLER_ENVS; k++)
+    printf(" %s %d,", caller_envs[k].name, changed[k]);
+  printf(" (%s)\n", TENV_MACHINE);
+  fflush(stdout);
+  for (int k = 1; k < N_CALLER_ENVS; k++)
+    if (caller_envs[k].code == 1 || caller_envs[k].code == 2 ||
+        caller_envs[k].code == 3)
+      ck_assert_msg(changed[k] > 0,
+                    "%s never changed a result: the test's inputs or its "
+                    "environment switch are idle",
+                    caller_envs[k].name);
 }
 END_TEST
 
@@ -506,6 +670,8 @@ END_TEST
 int main(void) {
   const double scale = test_random_init();
   configs_per_kernel = (int)(configs_per_kernel * scale);
+  configs_fpenv =
+      (int)(configs_fpenv * scale) > 3 ? (int)(configs_fpenv * scale) : 3;
   if (scale < 1.0) /* at most the number of shapes: every kernel runs one */
     big_stride = scale > 0.1 ? (size_t)(1.0 / scale + 0.5) : 10;
   if (big_stride > sizeof big_shapes / sizeof big_shapes[0])
@@ -550,6 +716,8 @@ int main(void) {
   tcase_add_loop_test(tc, kernel_matches_reference, 0, (int)sp_registry_size);
   tcase_add_loop_test(tc, kernel_matches_reference_big, 0,
                       (int)sp_registry_size);
+  tcase_add_test(tc, fpenv_has_effect);
+  tcase_add_loop_test(tc, kernel_fpenv, 0, (int)sp_registry_size);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

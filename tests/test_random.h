@@ -79,6 +79,45 @@ static inline float rnd_value(int nasty_rate) {
   return (float)((double)(int64_t)(r >> 11) / (double)(1ull << 50));
 }
 
+/* A value for the floating-point-environment tests: rich in subnormals
+ * (as inputs; small normals of both signs whose sums cancel into
+ * subnormals; values whose squares or quotients underflow), mixed with
+ * full-mantissa values (inexact sums: the rounding mode shows), values near
+ * FLT_MAX (overflow: round toward zero gives FLT_MAX, not inf), ties and now
+ * and then a NaN or an infinity. */
+static inline float rnd_value_subnormal(void) {
+  const uint64_t r = rnd();
+  const uint32_t sign = (uint32_t)(r >> 63) << 31;
+  const uint32_t mant = (uint32_t)(r >> 20) & 0x7fffff;
+  switch (r % 16) {
+  case 0:
+  case 1:
+  case 2:
+  case 3:
+  case 4: /* subnormal */
+    return bits_to_float(sign | mant | 1u);
+  case 5:
+  case 6:
+  case 7: /* exponents 1..4: normal, a few cancellations from subnormal */
+    return bits_to_float(sign | (uint32_t)(1 + (r >> 8) % 4) << 23 | mant);
+  case 8:
+    return sign ? -0.0f : 0.0f;
+  case 9:
+    return sign ? -FLT_MIN : FLT_MIN;
+  case 10: /* |v| in [2^-75, 2^-63): squares are subnormal */
+    return bits_to_float(sign | (uint32_t)(52 + (r >> 8) % 12) << 23 | mant);
+  case 11:
+  case 12: /* full mantissa in (-4, 4): inexact sums and quotients */
+    return bits_to_float(sign | (uint32_t)(120 + (r >> 8) % 8) << 23 | mant);
+  case 13:
+    return (float)((int)((r >> 40) % 5) - 2);
+  case 14: /* near FLT_MAX */
+    return bits_to_float(sign | 0xfeu << 23 | mant);
+  default:
+    return rnd_value(100);
+  }
+}
+
 /* The index types kernel e handles (out needs room for 4); backward without
  * indices and AVG/LP handle NONE only. */
 static inline int index_types_of(const sp_kernel_entry *e,

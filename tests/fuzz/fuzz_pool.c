@@ -36,6 +36,11 @@
  *            corruptions, each: position (2 bytes), kind (1 byte), operands
  * Descriptor bytes past the end of the input read as 0; data bytes past the
  * end come from a xorshift generator seeded by a hash of the input.
+ * The input's last byte (also read as whatever field it falls in) picks the
+ * caller's floating-point environment of every call but the scalar
+ * reference's (tenv_decode in ../fpenv_test.h: rounding mode, FTZ/FZ,
+ * DAZ/FZ16, status flags set, traps unmasked/DN); results must not change
+ * and the environment must read back unchanged after each call.
  *
  * Enum byte b: b < 0xF8 gives b % count; 0xF8 -1, 0xF9 count, 0xFA
  * count + 1, 0xFB INT_MIN, 0xFC INT_MAX, 0xFD..0xFF a raw int32 follows.
@@ -59,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fpenv_test.h"
 #include "fuzz_pool.h"
 #include "simdpool.h"
 
@@ -493,37 +499,71 @@ static int mode_runs(int mode, size_t *pool_calls) {
   return mode != MODE_PAR_NULL || g_pool_calls != *pool_calls;
 }
 
+/* The caller environment of the current run's calls (the scalar
+ * reference's run keeps the default one). */
+static int g_env_on;
+static tenv g_env;
+
+static void env_enter(void) {
+  if (g_env_on)
+    tenv_write(g_env);
+}
+
+/* Back to the default environment; the caller's must have come back. */
+static void env_leave(void) {
+  if (!g_env_on)
+    return;
+  const tenv after = tenv_read();
+  tenv_write(tenv_default());
+  char a[64], b[64];
+  if (!tenv_equal(after, g_env))
+    fail("the caller's floating-point environment %s came back as %s",
+         tenv_text(g_env, a, sizeof a), tenv_text(after, b, sizeof b));
+}
+
 static simdpool_status call_forward(int mode, const simdpool_plan *plan,
                                     const float *x, float *y, void *idx) {
   pool_token tok = {POOL_MAGIC};
+  simdpool_status st;
+  env_enter();
   switch (mode) {
 #if FUZZ_HAVE_PARALLEL
   case MODE_PAR_NULL:
-    return simdpool_forward_parallel(plan, x, y, idx, NULL, &tok);
+    st = simdpool_forward_parallel(plan, x, y, idx, NULL, &tok);
+    break;
   case MODE_PAR_REVERSE:
-    return simdpool_forward_parallel(plan, x, y, idx, reverse_for, &tok);
+    st = simdpool_forward_parallel(plan, x, y, idx, reverse_for, &tok);
+    break;
 #endif
   default:
     (void)tok;
-    return simdpool_forward(plan, x, y, idx);
+    st = simdpool_forward(plan, x, y, idx);
   }
+  env_leave();
+  return st;
 }
 
 static simdpool_status call_backward(int mode, const simdpool_plan *plan,
                                      const float *dy, const void *idx,
                                      const float *x, float *dx) {
   pool_token tok = {POOL_MAGIC};
+  simdpool_status st;
+  env_enter();
   switch (mode) {
 #if FUZZ_HAVE_PARALLEL
   case MODE_PAR_NULL:
-    return simdpool_backward_parallel(plan, dy, idx, x, dx, NULL, &tok);
+    st = simdpool_backward_parallel(plan, dy, idx, x, dx, NULL, &tok);
+    break;
   case MODE_PAR_REVERSE:
-    return simdpool_backward_parallel(plan, dy, idx, x, dx, reverse_for, &tok);
+    st = simdpool_backward_parallel(plan, dy, idx, x, dx, reverse_for, &tok);
+    break;
 #endif
   default:
     (void)tok;
-    return simdpool_backward(plan, dy, idx, x, dx);
+    st = simdpool_backward(plan, dy, idx, x, dx);
   }
+  env_leave();
+  return st;
 }
 
 /* A failing call must say why. */
@@ -910,7 +950,8 @@ static int env_isa(const char *env) {
 }
 
 /* The checks and runs of one decoded input. */
-static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts) {
+static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
+                     unsigned env_code) {
   fuzz f;
   memset(&f, 0, sizeof f);
   g_max_tasks = 0;
@@ -1059,7 +1100,10 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts) {
       abort();
 
     g_label = "scalar (reference)";
+    g_env_on = 0;
     run_plan(&f, plans[0], 1);
+    g_env = tenv_decode(env_code);
+    g_env_on = TENV_SUPPORTED;
     /* Every forced ISA (scalar again: an element no call writes shows up
      * as the two fill patterns differing); the AUTO plan runs one of
      * these ISAs' kernels, it was checked above. */
@@ -1069,6 +1113,7 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts) {
       g_label = labels[i];
       run_plan(&f, plans[i], 0);
     }
+    g_env_on = 0;
 
     buf_free(&f.x);
     buf_free(&f.dy);
@@ -1090,7 +1135,9 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts) {
     if (st[0] == SIMDPOOL_OK)
       printf(", output %zux%zu", f.oh, f.ow);
     if (small) {
-      printf(", bit-exact on");
+      char e[64];
+      printf(", bit-exact (caller environment %s) on",
+             tenv_text(tenv_decode(env_code), e, sizeof e));
       for (size_t i = 0; i < NISAS; i++)
         if (plans[i])
           printf(" %s", labels[i]);
@@ -1155,7 +1202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 "plan_create(&desc, NULL)");
   simdpool_plan_destroy(NULL);
 
-  fuzz_one(&r, &d, opts);
+  fuzz_one(&r, &d, opts, size ? data[size - 1] : 0u);
 
   if (env) {
     if (env_orig_set)

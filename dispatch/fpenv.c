@@ -1,0 +1,94 @@
+/* fpenv.c — every kernel call runs in the IEEE default floating-point
+ * environment (DESIGN.md, "Floating-point environment"), whatever the caller
+ * set, and the caller's control and status state comes back unchanged.
+ *
+ * x86-64: MXCSR (RC = nearest, FTZ = DAZ = 0, every exception masked); the
+ * scalar kernels compile to SSE too, and nothing here uses the x87 unit.
+ * AArch64: FPCR = 0 (RMode nearest, FZ = FZ16 = DN = AHP = 0, no traps) and
+ * FPSR put back as found. Elsewhere: C's fenv, FE_DFL_ENV.
+ *
+ * Why the compiler cannot move kernel arithmetic across the switch: the
+ * kernel is reached through a function pointer of the registry, defined in
+ * another translation unit (another static library), so its floating-point
+ * work happens inside an opaque call that sits between the two asm volatile
+ * statements; asm volatile statements are never reordered with each other or
+ * with calls. Keep the call opaque (no LTO of kernels into this file). The
+ * only floating-point work of dispatch itself is none: the checks and the
+ * chunking are integer code. */
+#include "internal.h"
+
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
+#define SP_FPENV_X86 1
+#elif defined(__aarch64__)
+#define SP_FPENV_ARM64 1
+#else
+#include <fenv.h>
+#endif
+
+#if SP_FPENV_X86
+/* MXCSR: bits 0-5 are the sticky status flags, 6 DAZ, 7-12 the exception
+ * masks, 13-14 rounding control, 15 FTZ. */
+#define MXCSR_STATUS 0x003fu
+#define MXCSR_DEFAULT 0x1f80u /* all masked, round to nearest, no FTZ/DAZ */
+
+static inline unsigned read_mxcsr(void) {
+  unsigned v;
+  __asm__ volatile("stmxcsr %0" : "=m"(v));
+  return v;
+}
+
+static inline void write_mxcsr(unsigned v) {
+  __asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory");
+}
+
+void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+  const unsigned saved = read_mxcsr();
+  /* The caller's sticky flags may stay set while the kernel runs (they
+   * change no result); only the control bits must be the default. Writing
+   * MXCSR only when something differs keeps the common case to two reads. */
+  if ((saved & ~MXCSR_STATUS) != MXCSR_DEFAULT)
+    write_mxcsr(MXCSR_DEFAULT | (saved & MXCSR_STATUS));
+  fn(g, io);
+  if (read_mxcsr() != saved) /* flags the kernel raised, or the control */
+    write_mxcsr(saved);
+}
+#elif SP_FPENV_ARM64
+static inline unsigned long read_fpcr(void) {
+  unsigned long v;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+
+static inline void write_fpcr(unsigned long v) {
+  __asm__ volatile("msr fpcr, %0" : : "r"(v) : "memory");
+}
+
+static inline unsigned long read_fpsr(void) {
+  unsigned long v;
+  __asm__ volatile("mrs %0, fpsr" : "=r"(v));
+  return v;
+}
+
+static inline void write_fpsr(unsigned long v) {
+  __asm__ volatile("msr fpsr, %0" : : "r"(v) : "memory");
+}
+
+void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+  const unsigned long fpcr = read_fpcr(), fpsr = read_fpsr();
+  if (fpcr != 0) /* FPCR writes may stall the pipeline: only when needed */
+    write_fpcr(0);
+  fn(g, io);
+  if (fpcr != 0)
+    write_fpcr(fpcr);
+  if (read_fpsr() != fpsr)
+    write_fpsr(fpsr);
+}
+#else
+void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+  fenv_t saved;
+  fegetenv(&saved);
+  fesetenv(FE_DFL_ENV);
+  fn(g, io);
+  fesetenv(&saved);
+}
+#endif
