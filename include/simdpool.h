@@ -139,8 +139,9 @@ SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
  * Before it returns, each of those threads gets its exact control and
  * status state back (MXCSR; FPCR and FPSR): the call leaves no exception
  * flag set that was clear, and an unmasked trap never fires inside it. The
- * cost is two reads of the control register per kernel call, plus two
- * writes when the caller's mode is not the default. */
+ * cost is one read and one write of the control register per kernel call,
+ * plus one more write when the caller's mode is not the default (a few
+ * nanoseconds). */
 
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
  * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
