@@ -3,45 +3,16 @@
 #include <stdint.h>
 
 #include "internal.h"
-#include "kernel_util.h"
 
-/* The valid taps of one window along one axis, and the input position of
- * the first of them. */
-typedef struct taps {
-  size_t first, count; /* input position of the first valid tap; how many */
-  size_t k0;           /* its tap number along the axis */
-} taps;
-
-static taps taps_of(size_t o, size_t s, size_t pad, size_t k, size_t d,
-                    size_t in) {
-  taps t;
-  sp_tap_range(o, s, pad, k, d, in, &t.k0, &t.count);
-  t.count -= t.k0;
-  t.first = o * s + t.k0 * d - pad;
-  return t;
-}
-
-/* Window columns whose taps are all inside the input share one shape:
- * [lo, hi), computed once per call so the per-output check needs no
- * division. */
-typedef struct col_span {
-  size_t lo, hi;
-} col_span;
-
-static col_span interior(const sp_geom *g) {
-  const size_t ew = g->dw * (g->kw - 1) + 1;
-  col_span r = {(g->pl + g->sw - 1) / g->sw, 0};
-  if (g->w + g->pl >= ew)
-    r.hi = (g->w + g->pl - ew) / g->sw + 1;
-  if (r.hi > g->ow)
-    r.hi = g->ow;
-  return r;
-}
+/* The baseline instantiation of the flat index check. */
+#define SP_FN(name) name##_base
+#include "index_check.h"
+#undef SP_FN
 
 /* Is flat position v (I32/I64) a valid tap of the window whose first valid
  * tap is at (row.first, col.first)? Rows of a window are dh*w apart and its
  * columns span less than w, so v decomposes uniquely by subtraction. */
-static int flat_ok(const sp_geom *g, long long v, taps row, taps col) {
+static int flat_ok(const sp_geom *g, long long v, ic_taps row, ic_taps col) {
   if (v < 0)
     return 0;
   const size_t base = row.first * g->w + col.first;
@@ -64,86 +35,6 @@ static int u8_run_ok(const uint8_t *p, size_t count, size_t limit) {
   return top < limit;
 }
 
-/* Flat I32/I64 indices of a plan whose windows never touch padding, with
- * dilation 1, kernel_h <= 4 (2x2, 3x3, ...) and planes below 2^31 elements:
- * v is valid iff 0 <= v < 2^31 and r = v - base, base being the window's
- * top-left position, is a*w + b with a < kernel_h and b < kernel_w. The
- * kernel row a comes from comparisons, not a division, and everything is
- * 32-bit, so the compiler vectorises each run of windows (a row of outputs
- * in NCHW, the channels of one output in NHWC). Returns 1 when all are
- * valid. */
-typedef struct flat_rule {
-  int32_t w, w2, w3, kh, kw;
-} flat_rule;
-
-/* 1 when r (v - base, v already known in [0, 2^31)) names a valid tap. */
-static inline int flat_rel_ok(const flat_rule *f, int32_t r) {
-  const int32_t a = (r >= f->w) + (r >= f->w2) + (r >= f->w3);
-  const int32_t b = r - (a == 0 ? 0 : a == 1 ? f->w : a == 2 ? f->w2 : f->w3);
-  return (r >= 0) & (a < f->kh) & (b < f->kw);
-}
-
-/* A run of n indices whose windows start at base, base + step, ... (step 0:
- * one window). */
-static int flat_run_ok(const flat_rule *f, const void *indices, int i64,
-                       size_t n, int32_t base, int32_t step) {
-  int ok = 1;
-  if (i64) {
-    /* Each int64 as its two 32-bit halves (little-endian, checked where
-     * this is called): valid ones are below 2^31, so their high half is 0
-     * and their low half is a non-negative int32. */
-    const int32_t *v = indices;
-    for (size_t i = 0; i < n; i++) {
-      const int32_t lo = v[2 * i], hi = v[2 * i + 1];
-      const int32_t r = (int32_t)((uint32_t)lo - (uint32_t)base -
-                                  (uint32_t)i * (uint32_t)step);
-      ok &= (hi == 0) & (lo >= 0) & flat_rel_ok(f, r);
-    }
-  } else {
-    const int32_t *v = indices;
-    for (size_t i = 0; i < n; i++) {
-      const int32_t r = (int32_t)((uint32_t)v[i] - (uint32_t)base -
-                                  (uint32_t)i * (uint32_t)step);
-      ok &= (v[i] >= 0) & flat_rel_ok(f, r);
-    }
-  }
-  return ok;
-}
-
-static int flat_all_interior_ok(const sp_geom *g, const void *indices) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (g->h * g->w > (size_t)INT32_MAX)
-    return 0; /* the general walk decides */
-#else
-  return 0;
-#endif
-  const int32_t w = (int32_t)g->w;
-  /* Kernel rows past kernel_h never match (a < kh), so their thresholds
-   * are clamped where w * a would pass 2^31. */
-  const flat_rule f = {w, g->kh > 2 ? 2 * w : INT32_MAX,
-                       g->kh > 3 ? 3 * w : INT32_MAX, (int32_t)g->kh,
-                       (int32_t)g->kw};
-  const int nhwc = g->layout == SIMDPOOL_NHWC;
-  const size_t planes = nhwc ? g->n : g->n * g->c, lanes = nhwc ? g->c : 1;
-  const int i64 = g->index_type == SIMDPOOL_INDEX_I64;
-  const size_t esz = i64 ? 8 : 4;
-  const char *p = indices;
-  int ok = 1;
-  for (size_t pl = 0; pl < planes && ok; pl++) {
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      const int32_t row = (int32_t)(oy * g->sh * g->w);
-      if (!nhwc) {
-        ok &= flat_run_ok(&f, p, i64, g->ow, row, (int32_t)g->sw);
-        p += g->ow * esz;
-        continue;
-      }
-      for (size_t ox = 0; ox < g->ow; ox++, p += lanes * esz)
-        ok &= flat_run_ok(&f, p, i64, lanes, row + (int32_t)(ox * g->sw), 0);
-    }
-  }
-  return ok;
-}
-
 /* indices[i] of type t, as a signed value for messages and checks. */
 static long long index_value(simdpool_index_type t, const void *indices,
                              size_t i) {
@@ -162,8 +53,33 @@ static long long index_value(simdpool_index_type t, const void *indices,
 
 /* Checks that every index names a valid tap of its own window, so kernels
  * can trust them. Returns the first bad element or SIZE_MAX. */
-size_t sp_find_bad_index(const sp_geom *g, const void *indices,
-                         long long *value) {
+/* The flat index check of isa's width (the baseline one for scalar). */
+static int (*sp_flat_check_for(simdpool_isa isa))(const sp_geom *,
+                                                  const void *) {
+  switch (isa) {
+#if SIMDPOOL_HAVE_SSE41
+  case SIMDPOOL_ISA_SSE41:
+    return sp_flat_indices_ok_sse41;
+#endif
+#if SIMDPOOL_HAVE_AVX2
+  case SIMDPOOL_ISA_AVX2:
+    return sp_flat_indices_ok_avx2;
+#endif
+#if SIMDPOOL_HAVE_AVX512
+  case SIMDPOOL_ISA_AVX512:
+    return sp_flat_indices_ok_avx512;
+#endif
+#if SIMDPOOL_HAVE_NEON
+  case SIMDPOOL_ISA_NEON:
+    return sp_flat_indices_ok_neon;
+#endif
+  default:
+    return sp_flat_indices_ok_base;
+  }
+}
+
+size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
+                         const void *indices, long long *value) {
   /* U8 tap numbers -> (kernel row, kernel column), without divisions. */
   uint8_t tap_row[256], tap_col[256];
   const size_t ntaps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;
@@ -175,18 +91,18 @@ size_t sp_find_bad_index(const sp_geom *g, const void *indices,
       ki++;
     }
   }
-  const col_span in = interior(g);
-  /* No window touches padding: one tight pass for U8, and for flat indices
-   * of undilated windows up to 4 rows high. A failing pass falls through to
-   * the general walk, which also finds the first bad element. */
+  const ic_span in = ic_interior(g);
+  /* One tight pass for U8 when no window touches padding, and for flat
+   * indices of undilated windows (sp_flat_indices_ok of the plan's ISA). A
+   * failing pass falls through to the general walk, which also finds the first
+   * bad element. */
   const size_t eh = g->dh * (g->kh - 1) + 1;
   const int no_padding = g->pt == 0 && (g->oh - 1) * g->sh + eh <= g->h &&
                          in.lo == 0 && in.hi == g->ow;
   if (no_padding && ntaps &&
       u8_run_ok((const uint8_t *)indices, g->n * g->c * g->oh * g->ow, ntaps))
     return SIZE_MAX;
-  if (no_padding && !ntaps && g->dh == 1 && g->dw == 1 && g->kh <= 4 &&
-      flat_all_interior_ok(g, indices))
+  if (!ntaps && sp_flat_check_for(isa)(g, indices))
     return SIZE_MAX;
   const int nhwc = g->layout == SIMDPOOL_NHWC;
   const size_t planes = nhwc ? g->n : g->n * g->c; /* outer loop */
@@ -194,7 +110,7 @@ size_t sp_find_bad_index(const sp_geom *g, const void *indices,
   size_t o = 0;
   for (size_t pl = 0; pl < planes; pl++) {
     for (size_t oy = 0; oy < g->oh; oy++) {
-      const taps row = taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
+      const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
       for (size_t ox = 0; ox < g->ow; ox++) {
         /* U8 over a full row's interior windows: every tap number below
          * kernel_h*kernel_w names a valid tap, one vectorisable pass. */
@@ -205,13 +121,13 @@ size_t sp_find_bad_index(const sp_geom *g, const void *indices,
           ox = in.hi - 1;
           continue;
         }
-        taps col;
+        ic_taps col;
         if (ox >= in.lo && ox < in.hi) {
           col.first = ox * g->sw - g->pl;
           col.count = g->kw;
           col.k0 = 0;
         } else {
-          col = taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
+          col = ic_taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
         }
         for (size_t l = 0; l < lanes; l++, o++) {
           int ok;
@@ -361,7 +277,7 @@ static simdpool_status check_backward(const simdpool_plan *plan,
       if (bad != SIZE_MAX)
         value = index_value(g->index_type, indices, bad);
     } else {
-      bad = sp_find_bad_index(g, indices, &value);
+      bad = sp_find_bad_index(g, plan->isa, indices, &value);
     }
     if (bad != SIZE_MAX)
       return sp_fail(SIMDPOOL_INVALID_ARGUMENT,

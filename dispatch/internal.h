@@ -56,9 +56,10 @@ void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
                     size_t chunk_bytes);
 
 /* The first element of indices that names no valid tap of its window (on
- * geometry g), or SIZE_MAX; *value receives the bad index. */
-size_t sp_find_bad_index(const sp_geom *g, const void *indices,
-                         long long *value);
+ * geometry g), or SIZE_MAX; *value receives the bad index. The bulk pass
+ * runs at the width of isa (the plan's). */
+size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
+                         const void *indices, long long *value);
 
 /* sp_find_bad_index() over the whole plan, chunk by chunk through
  * parallel_for; returns the first bad element or SIZE_MAX. */

@@ -131,7 +131,8 @@ static void check_chunk(void *ctx, size_t i) {
   chunk c;
   chunk_of(j, i, &c);
   long long value;
-  const size_t local = sp_find_bad_index(&c.g, c.io.indices, &value);
+  const size_t local =
+      sp_find_bad_index(&c.g, j->plan->isa, c.io.indices, &value);
   if (local == SIZE_MAX)
     return;
   const size_t at = c.out_off + local;

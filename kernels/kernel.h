@@ -100,6 +100,15 @@ typedef struct sp_kernel_entry {
 extern const sp_kernel_entry sp_registry[];
 extern const size_t sp_registry_size;
 
+/* 1 when every flat I32/I64 index of g names a valid tap of its window;
+ * 0 when one does not or the pass cannot decide (kernels/index_check.h),
+ * at each ISA's vector width; _base is dispatch's baseline build. */
+int sp_flat_indices_ok_base(const sp_geom *g, const void *indices);
+int sp_flat_indices_ok_sse41(const sp_geom *g, const void *indices);
+int sp_flat_indices_ok_avx2(const sp_geom *g, const void *indices);
+int sp_flat_indices_ok_avx512(const sp_geom *g, const void *indices);
+int sp_flat_indices_ok_neon(const sp_geom *g, const void *indices);
+
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u
 

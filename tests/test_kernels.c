@@ -591,6 +591,25 @@ START_TEST(index_check_matches_brute_force) {
     rnd_desc(&d, &probe, it);
     d.c = rnd_range(1, 5);
     d.w = rnd_range(1, 12);
+    /* The bulk pass has three NCHW forms: whole small planes, rows of a
+     * larger plane, runs along rows wider than its tables; and it runs at
+     * the plan's ISA's width: every ISA the CPU runs in turn. */
+    if (iter % 10 == 8) { /* NCHW planes of more than 1024 outputs */
+      d.c = rnd_range(1, 2);
+      d.h = rnd_range(40, 80);
+      d.w = rnd_range(40, 80);
+      d.stride_h = d.stride_w = 1;
+    } else if (iter % 10 == 9) {
+      d.c = 1;
+      d.h = rnd_range(1, 5);
+      d.w = rnd_range(1030, 1100);
+    }
+    simdpool_isa runnable[SIMDPOOL_ISA_NEON + 1];
+    int nrun = 0;
+    for (int i = SIMDPOOL_ISA_SCALAR; i <= SIMDPOOL_ISA_NEON; i++)
+      if (simdpool_isa_supported((simdpool_isa)i))
+        runnable[nrun++] = (simdpool_isa)i;
+    d.isa = runnable[(iter / 10) % nrun];
     simdpool_plan *plan = NULL;
     if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
       continue;
@@ -611,7 +630,23 @@ START_TEST(index_check_matches_brute_force) {
      * ends, far-out values, and (I64) values that are valid modulo 2^32. */
     long long v;
     const long long plane = (long long)(g->h * g->w);
-    switch (rnd() % 5) {
+    switch (rnd() % 7) {
+    case 5:
+    case 6: {
+      /* A near miss of the index forward wrote: one step off in a row or
+       * a column, or a kernel's width or height away. */
+      const long long w = (long long)g->w, kw = (long long)g->kw;
+      const long long kh = (long long)g->kh;
+      const long long offs[] = {-1,     1,       -w,         w,      -w - 1,
+                                -w + 1, w - 1,   w + 1,      kw,     -kw,
+                                kh * w, -kh * w, kh * w + 1, -1 - kw};
+      const long long base = it == SIMDPOOL_INDEX_U8 ? ((const uint8_t *)ind)[o]
+                             : it == SIMDPOOL_INDEX_I32
+                                 ? ((const int32_t *)ind)[o]
+                                 : (long long)((const int64_t *)ind)[o];
+      v = base + offs[rnd() % (sizeof offs / sizeof offs[0])];
+      break;
+    }
     case 4:
       /* I64: a valid position plus 2^32, whose low half alone is valid. */
       if (it == SIMDPOOL_INDEX_I64) {

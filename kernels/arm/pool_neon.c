@@ -3,3 +3,5 @@
 #include "arm/vec-neon.h"
 
 #include "tmpl/pool_simd.h"
+
+#include "index_check.h"

@@ -3,3 +3,5 @@
 #include "x86/vec-avx2.h"
 
 #include "tmpl/pool_simd.h"
+
+#include "index_check.h"
