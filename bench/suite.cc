@@ -35,43 +35,54 @@ Case pool2d(const char *name, const char *note, simdpool_method m, size_t n,
   return cs;
 }
 
+// The calls frameworks make on a MAX case: forward without indices (ONNX
+// runtimes), with I32 and I64 indices (PyTorch trains with I64), with U8 tap
+// numbers where asked; backward from x (winners recomputed), from U8 and from
+// I64 indices.
+std::vector<OpVariant> max_ops(bool fwd_u8) {
+  const simdpool_method MAX = SIMDPOOL_MAX;
+  std::vector<OpVariant> v = {make_op(MAX, Call::Forward, SIMDPOOL_INDEX_NONE),
+                              make_op(MAX, Call::Forward, SIMDPOOL_INDEX_I32),
+                              make_op(MAX, Call::Forward, SIMDPOOL_INDEX_I64)};
+  if (fwd_u8)
+    v.push_back(make_op(MAX, Call::Forward, SIMDPOOL_INDEX_U8));
+  v.push_back(make_op(MAX, Call::BackwardX, SIMDPOOL_INDEX_NONE));
+  for (simdpool_index_type t : {SIMDPOOL_INDEX_U8, SIMDPOOL_INDEX_I64})
+    v.push_back(make_op(MAX, Call::BackwardIdx, t));
+  return v;
+}
+
 std::vector<Case> build_suite() {
-  const simdpool_index_type none = SIMDPOOL_INDEX_NONE, u8 = SIMDPOOL_INDEX_U8,
-                            i64 = SIMDPOOL_INDEX_I64;
-  const Call fwd = Call::Forward, bwd = Call::BackwardX,
-             bwd_idx = Call::BackwardIdx;
+  const simdpool_index_type none = SIMDPOOL_INDEX_NONE;
+  const Call fwd = Call::Forward, bwd = Call::BackwardX;
   const simdpool_method MAX = SIMDPOOL_MAX, AVG = SIMDPOOL_AVG,
                         LP = SIMDPOOL_LP;
   std::vector<Case> s;
 
   Case vgg =
       pool2d("vgg_max2", "VGG pool1, max 2x2/s2", MAX, 1, 64, 224, 2, 2, 0);
-  vgg.ops = {make_op(MAX, fwd, none),   make_op(MAX, fwd, u8),
-             make_op(MAX, fwd, i64),    make_op(MAX, bwd, none),
-             make_op(MAX, bwd_idx, u8), make_op(MAX, bwd_idx, i64)};
+  vgg.ops = max_ops(true);
   s.push_back(vgg);
 
   Case batch = pool2d("batch_max2", "batch 16, max 2x2/s2, out of cache", MAX,
                       16, 64, 112, 2, 2, 0);
-  batch.ops = {make_op(MAX, fwd, none), make_op(MAX, bwd, none),
-               make_op(MAX, bwd_idx, u8)};
+  batch.ops = max_ops(false);
   s.push_back(batch);
 
   Case stem = pool2d("stem_max3", "ResNet stem, max 3x3/s2/pad 1", MAX, 1, 64,
                      112, 3, 2, 1);
-  stem.ops = {make_op(MAX, fwd, none), make_op(MAX, bwd, none),
-              make_op(MAX, bwd_idx, u8)};
+  stem.ops = max_ops(false);
   s.push_back(stem);
 
   Case small =
       pool2d("small_max2", "max 2x2/s2, fits L2", MAX, 1, 32, 56, 2, 2, 0);
-  small.ops = {make_op(MAX, fwd, none)};
+  small.ops = max_ops(false);
   s.push_back(small);
 
   Case incep = pool2d("incep_avg3", "Inception, avg 3x3/s1/pad 1, pad excluded",
                       AVG, 1, 192, 28, 3, 1, 1);
   incep.count_include_pad = 0;
-  incep.ops = {make_op(AVG, fwd, none)};
+  incep.ops = {make_op(AVG, fwd, none), make_op(AVG, bwd, none)};
   s.push_back(incep);
 
   Case vgga = pool2d("vgg_avg2", "avg 2x2/s2", AVG, 1, 64, 224, 2, 2, 0);
