@@ -463,16 +463,19 @@ uint64_t ulp_distance(float a, float b) {
   return (uint64_t)(oa > ob ? oa - ob : ob - oa);
 }
 
-// A peer's output against the scalar reference: MAX forward must match bit
-// for bit; sums (average, backward) may differ by rounding only (the peers
-// sum in another order or multiply by a reciprocal): 4 ulp, or 2^-18 absolute
-// for results of cancellation (inputs lie in [-4, 4)). Returns "" when equal
-// enough and describes the largest difference in *detail.
+// A peer's output against the scalar reference: MAX forward, and every op of
+// a peer that claims simdpool's numerics (bit_exact: PyTorch), must match bit
+// for bit; other sums (average, backward) may differ by rounding only (the
+// peers sum in another order or multiply by a reciprocal): 4 ulp, or 2^-18
+// absolute for results of cancellation (inputs lie in [-4, 4)). I64 indices a
+// peer writes must equal simdpool's. Returns "" when equal enough and
+// describes the largest difference in *detail.
 std::string compare_peer(const Workspace &ws, const PeerOp &op,
                          std::string *detail) {
   const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
   const size_t n = got.bytes() / sizeof(float);
-  const bool exact = is_forward(ws) && ws.op.method == SIMDPOOL_MAX;
+  const bool exact =
+      op.bit_exact() || (is_forward(ws) && ws.op.method == SIMDPOOL_MAX);
   uint64_t max_ulp = 0;
   double max_abs = 0;
   size_t bad = SIZE_MAX;
@@ -500,6 +503,18 @@ std::string compare_peer(const Workspace &ws, const PeerOp &op,
     std::snprintf(b, sizeof b, "max %" PRIu64 " ulp, %.2g abs", max_ulp,
                   max_abs);
   *detail = b;
+  if (op.writes_indices()) {
+    if (ws.op.index_type != SIMDPOOL_INDEX_I64 || ws.idx.empty())
+      return "the peer writes I64 indices the case does not have";
+    const int64_t *got_i = static_cast<const int64_t *>(ws.idx.data());
+    const int64_t *ref_i = static_cast<const int64_t *>(ws.ref_idx.data());
+    for (size_t i = 0; i < ws.out; i++)
+      if (got_i[i] != ref_i[i])
+        return "indices[" + std::to_string(i) +
+               "] = " + std::to_string(got_i[i]) + ", simdpool " +
+               std::to_string(ref_i[i]);
+    *detail += ", I64 indices equal";
+  }
   if (const uint32_t *taps = op.tap_indices()) {
     // simdpool numbers a window's taps row-major (kh_i * kernel_w + kw_i);
     // count the differences in that convention and in the column-major one.
@@ -860,6 +875,8 @@ void bm_peer(benchmark::State &st, Spec *s) {
     io.dy = ws.dy.f();
     io.y = ws.y.f();
     io.dx = ws.dx.f();
+    if (s->op.index_type == SIMDPOOL_INDEX_I64)
+      io.indices = ws.idx.data(); // backward: the scalar forward's indices
     std::string err;
     op = make_peer(s->peer, *s->cs, s->op, s->layout, ws.g, io, &err);
     std::string detail;

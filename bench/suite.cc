@@ -145,6 +145,7 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
   d.stride_h = cs.sh;
   d.stride_w = cs.sw;
   d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = cs.pad;
+  d.ceil_mode = cs.ceil_mode;
   d.count_include_pad = cs.count_include_pad;
   d.p = cs.p;
   d.index_type = op.index_type;

@@ -36,6 +36,7 @@ struct Case {
   simdpool_method method = SIMDPOOL_MAX;
   size_t n = 1, c = 1, h = 1, w = 1;
   size_t kh = 1, kw = 1, sh = 1, sw = 1, pad = 0;
+  int ceil_mode = 0;
   int count_include_pad = 1;
   float p = 2.0f;
   std::vector<OpVariant> ops; // timed in both layouts
