@@ -96,7 +96,10 @@ public:
         *err = "PyTorch peer: a wrapped tensor is not dense in its layout";
         return false;
       }
-    out_ = op.call == Call::Forward ? y_.data_ptr() : dx_.data_ptr();
+    const at::Tensor &out = op.call == Call::Forward ? y_ : dx_;
+    out_ = out.data_ptr();
+    out_sizes_ = out.sizes().vec();
+    idx_ptr_ = idx_.defined() ? idx_.data_ptr() : nullptr;
     impl_ = max ? (op.call == Call::Forward
                        ? "at::max_pool2d_with_indices_out"
                        : "at::max_pool2d_with_indices_backward_out")
@@ -120,12 +123,18 @@ public:
       return false;
     }
     if (err) { // the checked pass: outputs stayed in place, in the layout
-      const at::Tensor &out = call_ == Call::Forward ? y_ : dx_;
-      if (out.data_ptr() != out_ ||
-          (idx_.defined() && call_ == Call::Forward &&
-           !idx_.is_contiguous(format_of(layout_))) ||
-          !out.is_contiguous(format_of(layout_))) {
-        *err = "PyTorch moved or restrided an output tensor";
+      // (an _out call may shrink a too-large output in place: the sizes
+      // must be the ones simdpool computed)
+      const at::MemoryFormat fmt = format_of(layout_);
+      const bool fwd = call_ == Call::Forward;
+      const at::Tensor &out = fwd ? y_ : dx_;
+      bool ok = out.data_ptr() == out_ && out.sizes().vec() == out_sizes_ &&
+                out.is_contiguous(fmt);
+      if (fwd && idx_.defined())
+        ok = ok && idx_.data_ptr() == idx_ptr_ && idx_.sizes() == y_.sizes() &&
+             idx_.is_contiguous(fmt);
+      if (!ok) {
+        *err = "PyTorch moved, resized or restrided an output tensor";
         return false;
       }
     }
@@ -163,7 +172,8 @@ private:
   std::vector<int64_t> kernel_, stride_, pad_, dilation_;
   bool ceil_ = false, count_pad_ = true;
   at::Tensor x_, y_, idx_, dy_, dx_;
-  const void *out_ = nullptr;
+  const void *out_ = nullptr, *idx_ptr_ = nullptr;
+  std::vector<int64_t> out_sizes_;
   Buffer scratch_idx_;
   std::string impl_;
 };
