@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# .ci/main.sh — the README's main command: installs what is missing, builds in release mode
-# and runs the benchmark summary (table per case and layout, JSON, PNG chart).
+# .ci/main.sh — the README's main command: installs what is missing (with the bench's
+# peer libraries), builds in release mode with the peers (oneDNN, XNNPACK, PyTorch) and
+# runs the benchmark summary (table per case and layout with the peer ratios, the
+# networks table, JSON, PNG chart). A few minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash .ci/deps.sh
-[ -d build-release ] || meson setup build-release --buildtype=release
-ninja -C build-release
-python3 bench/summary.py build-release
+bash .ci/deps.sh --peers
+if [ -f build-peers/build.ninja ]; then
+  meson configure build-peers -Dpeers=enabled
+else
+  meson setup build-peers --buildtype=release -Dpeers=enabled
+fi
+ninja -C build-peers
+python3 bench/summary.py build-peers

@@ -42,13 +42,14 @@ namespace spbench {
 namespace {
 
 // The cases of --smoke (unless a --benchmark_filter is given): one 2x2 max
-// forward, the overlapping 3x3 max forward/backward, global average, and
-// every kernel-direct benchmark.
-const char *const kSmokeFilter = "small_max2|stem_max3|gap_avg7|^kernel/";
+// case, the overlapping 3x3 max forward/backward, global average, one
+// network's training step, and every kernel-direct benchmark.
+const char *const kSmokeFilter =
+    "small_max2|stem_max3|gap_avg7|alexnet|^kernel/";
 
 // ------------------------------------------------------------- the specs
 
-enum class Kind { Plan, Kernel, Ref, Peer, Threads };
+enum class Kind { Plan, Kernel, Ref, Peer, Threads, Net, NetPeer };
 enum class RefKind { Copy, R4W1 };
 
 // One registered benchmark.
@@ -63,12 +64,14 @@ struct Spec {
   RefKind ref = RefKind::Copy;
   bool cold = false;
   Peer peer = Peer::OneDNN;
+  const Network *net = nullptr; // Net (isa: AUTO or forced), NetPeer
   size_t bytes = 0; // what one pass must move (Ref: the case's byte count)
   bool verified = false;
 };
 
 std::deque<Spec> g_specs;     // stable addresses: lambdas hold Spec*
 std::deque<Case> g_synthetic; // generated cases of kernel-direct specs
+std::deque<Case> g_net_refs;  // a network as the case of its references
 bool g_smoke = false;
 bool g_all_kernels = false; // --all-kernels
 int g_failures = 0;         // wrong results, unexpected errors
@@ -79,7 +82,7 @@ bool isa_of_interest(int i) {
 }
 
 const char *isa_name(simdpool_isa isa) {
-  return simdpool_isa_name(isa);
+  return isa == SIMDPOOL_ISA_AUTO ? "auto" : simdpool_isa_name(isa);
 }
 
 // The kernel a plan of isa runs for op on g, or nullptr when isa lacks any op
@@ -168,9 +171,69 @@ bool add_kernel_spec(const sp_kernel_entry &e) {
   return true;
 }
 
+// The specs of one network, named net/<layout>/<network>/<who>: simdpool's
+// AUTO plans ("simdpool"), each built ISA that covers every layer, and each
+// peer that implements every op of every layer; the references of the step's
+// byte count ("<network>.step") before and after them.
+void add_network_specs(const Network &net) {
+  Case ref_case;
+  ref_case.name = net.name;
+  ref_case.note = net.note;
+  g_net_refs.push_back(ref_case);
+  const Case &rc = g_net_refs.back();
+  OpVariant step;
+  step.name = "step";
+  const size_t bytes = network_bytes(net);
+  add_refs(rc, step, bytes, false);
+  for (simdpool_layout layout : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
+    const auto net_spec = [&](Kind kind, const std::string &who) {
+      Spec s;
+      s.kind = kind;
+      s.cs = &rc;
+      s.op = step;
+      s.net = &net;
+      s.layout = layout;
+      s.bytes = bytes;
+      s.name = std::string("net/") + layout_name(layout) + "/" + net.name +
+               "/" + who;
+      return s;
+    };
+    Spec a = net_spec(Kind::Net, "simdpool");
+    a.isa = SIMDPOOL_ISA_AUTO;
+    g_specs.push_back(a);
+    for (int i = SIMDPOOL_ISA_SCALAR; isa_of_interest(i); i++) {
+      const simdpool_isa isa = (simdpool_isa)i;
+      bool covers = sp_isa_built(isa);
+      for (const Case &cs : net.layers)
+        for (const OpVariant &op : cs.ops) {
+          sp_geom g;
+          covers = covers && resolve(cs, op, layout, &g, nullptr) &&
+                   plan_kernel(isa, g, op) != nullptr;
+        }
+      if (!covers)
+        continue;
+      Spec s = net_spec(Kind::Net, isa_name(isa));
+      s.isa = isa;
+      g_specs.push_back(s);
+    }
+    for (Peer p : peers_built()) {
+      bool all = true;
+      for (const Case &cs : net.layers)
+        for (const OpVariant &op : cs.ops)
+          all = all && peer_supports(p, cs, op, layout, nullptr);
+      if (!all)
+        continue;
+      Spec s = net_spec(Kind::NetPeer, peer_name(p));
+      s.peer = p;
+      g_specs.push_back(s);
+    }
+  }
+  add_refs(rc, step, bytes, true);
+}
+
 // Builds every spec: per (case, op) its references, then per layout each
-// built ISA's plan and each peer; then kernel-direct specs for registry
-// entries no plan runs.
+// built ISA's plan and each peer; then the networks; then kernel-direct specs
+// for registry entries no plan runs.
 void build_specs() {
   for (const Case &cs : suite()) {
     for (const OpVariant &op : cs.ops) {
@@ -236,6 +299,8 @@ void build_specs() {
       add_refs(cs, op, bytes, true);
     }
   }
+  for (const Network &net : networks())
+    add_network_specs(net);
   for (size_t i = 0; i < sp_registry_size; i++) {
     const sp_kernel_entry &e = sp_registry[i];
     const bool covered =
@@ -342,6 +407,7 @@ struct Workspace {
 };
 
 std::unique_ptr<Workspace> g_ws;
+void free_net_workspace(); // the networks' tensors (below)
 
 uint64_t seed_of(const std::string &s) {
   uint64_t h = 1469598103934665603ull; // FNV-1a
@@ -463,43 +529,85 @@ uint64_t ulp_distance(float a, float b) {
   return (uint64_t)(oa > ob ? oa - ob : ob - oa);
 }
 
-// A peer's output against the scalar reference: MAX forward must match bit
-// for bit; sums (average, backward) may differ by rounding only (the peers
-// sum in another order or multiply by a reciprocal): 4 ulp, or 2^-18 absolute
-// for results of cancellation (inputs lie in [-4, 4)). Returns "" when equal
-// enough and describes the largest difference in *detail.
-std::string compare_peer(const Workspace &ws, const PeerOp &op,
-                         std::string *detail) {
-  const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
-  const size_t n = got.bytes() / sizeof(float);
-  const bool exact = is_forward(ws) && ws.op.method == SIMDPOOL_MAX;
-  uint64_t max_ulp = 0;
-  double max_abs = 0;
+// A peer's output against the scalar reference: MAX forward, and every op of
+// a peer that claims simdpool's numerics (bit_exact: PyTorch), must match bit
+// for bit; other sums (average, backward) may differ by rounding only (the
+// peers sum in another order or multiply by a reciprocal): 4 ulp, or 2^-18
+// absolute for results of cancellation (inputs lie in [-4, 4)). I64 indices a
+// peer writes must equal simdpool's. Returns "" when equal enough and
+// describes the largest difference in *detail.
+// n floats of a peer (got) against simdpool's (ref), named what: "" when
+// equal (exact: bit for bit; else within the rounding tolerance above), else
+// the first element that is not. Widens *max_ulp and *max_abs.
+std::string compare_floats(const char *what, const float *got, const float *ref,
+                           size_t n, bool exact, uint64_t *max_ulp,
+                           double *max_abs) {
+  if (std::memcmp(got, ref, n * sizeof(float)) == 0)
+    return "";
   size_t bad = SIZE_MAX;
   for (size_t i = 0; i < n; i++) {
-    const float a = got.f()[i], b = ws.ref_out.f()[i];
+    const float a = got[i], b = ref[i];
     if (std::memcmp(&a, &b, 4) == 0)
       continue;
     const uint64_t u = std::isfinite(a) ? ulp_distance(a, b) : UINT64_MAX;
     const double d = std::fabs((double)a - (double)b);
-    max_ulp = std::max(max_ulp, u);
-    max_abs = std::max(max_abs, d);
+    *max_ulp = std::max(*max_ulp, u);
+    *max_abs = std::max(*max_abs, d);
     if (bad == SIZE_MAX && (exact || (u > 4 && !(d <= 0x1p-18))))
       bad = i;
   }
-  if (bad != SIZE_MAX)
-    return std::string(is_forward(ws) ? "y" : "dx") + "[" +
-           std::to_string(bad) + "] = " + std::to_string(got.f()[bad]) + " (" +
-           hex32(got.f() + bad) + "), simdpool " +
-           std::to_string(ws.ref_out.f()[bad]) + " (" +
-           hex32(ws.ref_out.f() + bad) + ")";
+  if (bad == SIZE_MAX)
+    return "";
+  return std::string(what) + "[" + std::to_string(bad) +
+         "] = " + std::to_string(got[bad]) + " (" + hex32(got + bad) +
+         "), simdpool " + std::to_string(ref[bad]) + " (" + hex32(ref + bad) +
+         ")";
+}
+
+// n I64 indices of a peer against simdpool's: "" when equal.
+std::string compare_i64(const void *got, const void *ref, size_t n) {
+  if (std::memcmp(got, ref, n * sizeof(int64_t)) == 0)
+    return "";
+  const int64_t *g = static_cast<const int64_t *>(got);
+  const int64_t *r = static_cast<const int64_t *>(ref);
+  size_t i = 0;
+  while (i + 1 < n && g[i] == r[i])
+    i++;
+  return "indices[" + std::to_string(i) + "] = " + std::to_string(g[i]) +
+         ", simdpool " + std::to_string(r[i]);
+}
+
+// "equal bits", or the largest rounding difference seen.
+std::string equality_text(uint64_t max_ulp, double max_abs) {
   char b[96];
   if (max_ulp == 0)
     std::snprintf(b, sizeof b, "equal bits");
   else
     std::snprintf(b, sizeof b, "max %" PRIu64 " ulp, %.2g abs", max_ulp,
                   max_abs);
-  *detail = b;
+  return b;
+}
+
+std::string compare_peer(const Workspace &ws, const PeerOp &op,
+                         std::string *detail) {
+  const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
+  const bool exact =
+      op.bit_exact() || (is_forward(ws) && ws.op.method == SIMDPOOL_MAX);
+  uint64_t max_ulp = 0;
+  double max_abs = 0;
+  std::string bad =
+      compare_floats(is_forward(ws) ? "y" : "dx", got.f(), ws.ref_out.f(),
+                     got.bytes() / sizeof(float), exact, &max_ulp, &max_abs);
+  if (!bad.empty())
+    return bad;
+  *detail = equality_text(max_ulp, max_abs);
+  if (op.writes_indices()) {
+    if (ws.op.index_type != SIMDPOOL_INDEX_I64 || ws.idx.empty())
+      return "the peer writes I64 indices the case does not have";
+    if (!(bad = compare_i64(ws.idx.data(), ws.ref_idx.data(), ws.out)).empty())
+      return bad;
+    *detail += ", I64 indices equal";
+  }
   if (const uint32_t *taps = op.tap_indices()) {
     // simdpool numbers a window's taps row-major (kh_i * kernel_w + kw_i);
     // count the differences in that convention and in the column-major one.
@@ -530,6 +638,7 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   if (g_ws && g_ws->key == key)
     return *g_ws;
   g_ws.reset();
+  free_net_workspace();
   g_ws.reset(new Workspace());
   Workspace &ws = *g_ws;
   ws.key = key;
@@ -578,6 +687,142 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   if (st != SIMDPOOL_OK)
     ws.error = std::string("scalar reference: ") + simdpool_last_error();
   simdpool_plan_destroy(plan);
+  return ws;
+}
+
+// ------------------------------------------------------------- networks
+
+// One layer of a network workspace: its own tensors, filled once, and the
+// scalar reference's outputs of the layer's forward (y, I64 indices for MAX)
+// and backward (dx) on them.
+struct NetLayer {
+  const Case *cs = nullptr;
+  sp_geom g{};
+  size_t in = 0, out = 0;
+  Buffer x, y, idx, dy, dx;
+  Buffer ref_y, ref_idx, ref_dx;
+  bool max() const { return cs->method == SIMDPOOL_MAX; }
+  const OpVariant &fwd() const { return cs->ops[0]; }
+  const OpVariant &bwd() const { return cs->ops[1]; }
+};
+
+// The tensors of one (network, layout), shared by its benchmarks like a case
+// workspace; peers' operators are created once and verified on first use.
+struct NetWorkspace {
+  std::string key;
+  std::vector<NetLayer> layers;
+  std::string error;
+  struct PeerOps {
+    std::vector<std::unique_ptr<PeerOp>> fwd, bwd; // per layer
+    std::string error, label;
+  };
+  std::map<Peer, PeerOps> peers;
+};
+
+std::unique_ptr<NetWorkspace> g_net_ws;
+
+void free_net_workspace() {
+  g_net_ws.reset();
+}
+
+// One training step of simdpool plans over the workspace: every forward in
+// network order, then every backward in reverse order, each MAX backward
+// from the indices its forward wrote. Returns the first failure.
+simdpool_status net_step(const std::vector<simdpool_plan *> &plans,
+                         NetWorkspace &ws) {
+  simdpool_status st = SIMDPOOL_OK;
+  for (size_t i = 0; i < ws.layers.size() && st == SIMDPOOL_OK; i++) {
+    NetLayer &l = ws.layers[i];
+    st = simdpool_forward(plans[i], l.x.f(), l.y.f(),
+                          l.max() ? l.idx.data() : nullptr);
+  }
+  for (size_t i = ws.layers.size(); i-- > 0 && st == SIMDPOOL_OK;) {
+    NetLayer &l = ws.layers[i];
+    st = simdpool_backward(plans[i], l.dy.f(), l.max() ? l.idx.data() : nullptr,
+                           nullptr, l.dx.f());
+  }
+  return st;
+}
+
+void poison_net(NetWorkspace &ws) {
+  for (NetLayer &l : ws.layers) {
+    std::memset(l.y.data(), 0xA5, l.y.bytes());
+    std::memset(l.dx.data(), 0xA5, l.dx.bytes());
+    if (!l.idx.empty())
+      std::memset(l.idx.data(), 0xA5, l.idx.bytes());
+  }
+}
+
+// Every layer's y, indices and dx against the scalar reference: "" when
+// equal (exact, or for a peer that is not bit-exact within the rounding
+// tolerance), else which layer and element differ. Widens the maxima.
+std::string compare_net(const NetWorkspace &ws, bool exact, uint64_t *max_ulp,
+                        double *max_abs) {
+  for (const NetLayer &l : ws.layers) {
+    std::string bad = compare_floats("y", l.y.f(), l.ref_y.f(), l.out,
+                                     exact || l.max(), max_ulp, max_abs);
+    if (bad.empty() && l.max())
+      bad = compare_i64(l.idx.data(), l.ref_idx.data(), l.out);
+    if (bad.empty())
+      bad = compare_floats("dx", l.dx.f(), l.ref_dx.f(), l.in, exact, max_ulp,
+                           max_abs);
+    if (!bad.empty())
+      return "layer " + l.cs->name + " (" + l.cs->note + "): " + bad;
+  }
+  return "";
+}
+
+// The workspace of (network, layout), rebuilt when the group changes; the
+// case workspace is freed first (one set of tensors lives at a time).
+NetWorkspace &net_workspace_for(const Network &net, simdpool_layout layout) {
+  const std::string key = net.name + "/" + layout_name(layout);
+  if (g_net_ws && g_net_ws->key == key)
+    return *g_net_ws;
+  g_ws.reset();
+  g_net_ws.reset();
+  g_net_ws.reset(new NetWorkspace());
+  NetWorkspace &ws = *g_net_ws;
+  ws.key = key;
+  ws.layers.resize(net.layers.size());
+  for (size_t i = 0; i < net.layers.size(); i++) {
+    NetLayer &l = ws.layers[i];
+    l.cs = &net.layers[i];
+    if (!resolve(*l.cs, l.fwd(), layout, &l.g, &ws.error)) {
+      ws.error = "layer " + l.cs->name + ": " + ws.error;
+      return ws;
+    }
+    l.in = l.g.n * l.g.c * l.g.h * l.g.w;
+    l.out = l.g.n * l.g.c * l.g.oh * l.g.ow;
+    const size_t f = sizeof(float);
+    for (Buffer *b : {&l.x, &l.dx, &l.ref_dx})
+      b->reset(l.in * f);
+    for (Buffer *b : {&l.y, &l.dy, &l.ref_y})
+      b->reset(l.out * f);
+    if (l.max()) {
+      l.idx.reset(l.out * sizeof(int64_t));
+      l.ref_idx.reset(l.out * sizeof(int64_t));
+    }
+    fill_random(l.x.f(), l.in, seed_of(l.cs->name));
+    fill_random(l.dy.f(), l.out, seed_of(l.cs->name) + 1);
+    // The scalar reference of this layer's forward and backward.
+    const simdpool_desc d =
+        make_desc(*l.cs, l.fwd(), layout, SIMDPOOL_ISA_SCALAR);
+    simdpool_plan *plan = nullptr;
+    simdpool_status st = simdpool_plan_create(&d, &plan);
+    if (st == SIMDPOOL_OK)
+      st = simdpool_forward(plan, l.x.f(), l.ref_y.f(),
+                            l.max() ? l.ref_idx.data() : nullptr);
+    if (st == SIMDPOOL_OK)
+      st = simdpool_backward(plan, l.dy.f(),
+                             l.max() ? l.ref_idx.data() : nullptr, nullptr,
+                             l.ref_dx.f());
+    simdpool_plan_destroy(plan);
+    if (st != SIMDPOOL_OK) {
+      ws.error =
+          "layer " + l.cs->name + " scalar reference: " + simdpool_last_error();
+      return ws;
+    }
+  }
   return ws;
 }
 
@@ -860,6 +1105,8 @@ void bm_peer(benchmark::State &st, Spec *s) {
     io.dy = ws.dy.f();
     io.y = ws.y.f();
     io.dx = ws.dx.f();
+    if (s->op.index_type == SIMDPOOL_INDEX_I64)
+      io.indices = ws.idx.data(); // backward: the scalar forward's indices
     std::string err;
     op = make_peer(s->peer, *s->cs, s->op, s->layout, ws.g, io, &err);
     std::string detail;
@@ -881,6 +1128,137 @@ void bm_peer(benchmark::State &st, Spec *s) {
   st.SetLabel(ws.peer_label[s->peer]);
 }
 
+struct PlansGuard {
+  std::vector<simdpool_plan *> p;
+  ~PlansGuard() {
+    for (simdpool_plan *q : p)
+      simdpool_plan_destroy(q);
+  }
+};
+
+// A network's training step through simdpool's public API, every plan AUTO
+// or forced to one ISA.
+void bm_net(benchmark::State &st, Spec *s) {
+  if (s->isa != SIMDPOOL_ISA_AUTO && !sp_cpu_runs(s->isa)) {
+    st.SkipWithError((std::string("skipped: this CPU cannot run ") +
+                      isa_name(s->isa) + " kernels")
+                         .c_str());
+    return;
+  }
+  NetWorkspace &ws = net_workspace_for(*s->net, s->layout);
+  if (!ws.error.empty())
+    return fail(st, *s, ws.error);
+  PlansGuard plans;
+  std::string isas;
+  for (const NetLayer &l : ws.layers) {
+    const simdpool_desc d = make_desc(*l.cs, l.fwd(), s->layout, s->isa);
+    simdpool_plan *p = nullptr;
+    if (simdpool_plan_create(&d, &p) != SIMDPOOL_OK)
+      return fail(st, *s,
+                  "layer " + l.cs->name + " plan: " + simdpool_last_error());
+    plans.p.push_back(p);
+    const std::string isa = isa_name(simdpool_plan_isa(p));
+    if (isas.find(isa) == std::string::npos)
+      isas += (isas.empty() ? "" : ",") + isa;
+  }
+  if (!s->verified) {
+    poison_net(ws);
+    if (net_step(plans.p, ws) != SIMDPOOL_OK)
+      return fail(st, *s, std::string("run: ") + simdpool_last_error());
+    uint64_t max_ulp = 0;
+    double max_abs = 0;
+    const std::string diff = compare_net(ws, true, &max_ulp, &max_abs);
+    if (!diff.empty())
+      return fail(st, *s, "wrong result: " + diff);
+    s->verified = true;
+  }
+  finish(st, *s, timed_loop(st, [&] { net_step(plans.p, ws); }));
+  st.SetLabel("layers " + std::to_string(ws.layers.size()) + "; " +
+              (s->isa == SIMDPOOL_ISA_AUTO ? "AUTO: " : "") + isas);
+}
+
+// A peer's operators for every layer of the workspace, run once and
+// verified; "" on success.
+std::string make_net_peer(Peer p, const Network &net, simdpool_layout layout,
+                          NetWorkspace &ws, NetWorkspace::PeerOps &ops) {
+  poison_net(ws);
+  for (NetLayer &l : ws.layers) {
+    PeerIO io;
+    io.x = l.x.f();
+    io.y = l.y.f();
+    io.dy = l.dy.f();
+    io.dx = l.dx.f();
+    io.indices = l.max() ? l.idx.data() : nullptr;
+    std::string err;
+    std::unique_ptr<PeerOp> f =
+        make_peer(p, *l.cs, l.fwd(), layout, l.g, io, &err);
+    std::unique_ptr<PeerOp> b =
+        f ? make_peer(p, *l.cs, l.bwd(), layout, l.g, io, &err) : nullptr;
+    if (!f || !b)
+      return "layer " + l.cs->name + ": " +
+             (err.empty() ? "cannot create the operator" : err);
+    ops.fwd.push_back(std::move(f));
+    ops.bwd.push_back(std::move(b));
+  }
+  (void)net;
+  // One checked step, in the order the timed ones run.
+  bool exact = true;
+  for (size_t i = 0; i < ops.fwd.size(); i++) {
+    std::string err;
+    exact = exact && ops.fwd[i]->bit_exact() && ops.bwd[i]->bit_exact();
+    if (!ops.fwd[i]->run(&err))
+      return "layer " + ws.layers[i].cs->name + ": " + err;
+  }
+  for (size_t i = ops.bwd.size(); i-- > 0;) {
+    std::string err;
+    if (!ops.bwd[i]->run(&err))
+      return "layer " + ws.layers[i].cs->name + ": " + err;
+  }
+  uint64_t max_ulp = 0;
+  double max_abs = 0;
+  const std::string diff = compare_net(ws, exact, &max_ulp, &max_abs);
+  if (!diff.empty())
+    return "differs from simdpool: " + diff;
+  // The label: the distinct operators run, then how the outputs compared.
+  std::vector<std::string> impls;
+  bool any_max = false;
+  for (size_t i = 0; i < ops.fwd.size(); i++) {
+    any_max = any_max || ws.layers[i].max();
+    for (const PeerOp *op : {ops.fwd[i].get(), ops.bwd[i].get()})
+      if (std::find(impls.begin(), impls.end(), op->impl()) == impls.end())
+        impls.push_back(op->impl());
+  }
+  for (const std::string &i : impls)
+    ops.label += (ops.label.empty() ? "" : " + ") + i;
+  ops.label += "; " + equality_text(max_ulp, max_abs) + " in every layer" +
+               (any_max ? ", I64 indices equal" : "");
+  return "";
+}
+
+// The same training step with a peer's operators.
+void bm_net_peer(benchmark::State &st, Spec *s) {
+  NetWorkspace &ws = net_workspace_for(*s->net, s->layout);
+  if (!ws.error.empty())
+    return fail(st, *s, ws.error);
+  NetWorkspace::PeerOps &ops = ws.peers[s->peer];
+  if (ops.fwd.empty() && ops.error.empty()) {
+    ops.error = make_net_peer(s->peer, *s->net, s->layout, ws, ops);
+    if (!ops.error.empty()) {
+      ops.fwd.clear();
+      ops.bwd.clear();
+    }
+  }
+  if (ops.fwd.empty())
+    return fail(st, *s, ops.error);
+  finish(st, *s, timed_loop(st, [&ops] {
+           for (auto &op : ops.fwd)
+             op->run(nullptr);
+           for (size_t i = ops.bwd.size(); i-- > 0;)
+             ops.bwd[i]->run(nullptr);
+         }));
+  st.SetLabel(ops.label);
+}
+
 void register_specs() {
   for (Spec &s : g_specs) {
     Spec *p = &s;
@@ -900,6 +1278,12 @@ void register_specs() {
       break;
     case Kind::Threads:
       run = bm_threads;
+      break;
+    case Kind::Net:
+      run = bm_net;
+      break;
+    case Kind::NetPeer:
+      run = bm_net_peer;
       break;
     }
     benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(

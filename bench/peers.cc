@@ -1,5 +1,6 @@
 // peers.cc — dispatch to the peer libraries compiled into this binary (see
-// peer_onednn.cc, peer_xnnpack.cc); without peers every query says "none".
+// peer_onednn.cc, peer_xnnpack.cc, peer_pytorch.cc); without peers every query
+// says "none".
 #include "peers.h"
 
 namespace spbench {
@@ -20,9 +21,25 @@ std::unique_ptr<PeerOp> make_xnnpack(const Case &cs, const OpVariant &op,
                                      simdpool_layout layout, const sp_geom &g,
                                      const PeerIO &io, std::string *err);
 #endif
+#ifdef SPBENCH_HAVE_PYTORCH
+std::string pytorch_init();
+bool pytorch_supports(const Case &cs, const OpVariant &op,
+                      simdpool_layout layout, std::string *why);
+std::unique_ptr<PeerOp> make_pytorch(const Case &cs, const OpVariant &op,
+                                     simdpool_layout layout, const sp_geom &g,
+                                     const PeerIO &io, std::string *err);
+#endif
 
 const char *peer_name(Peer p) {
-  return p == Peer::OneDNN ? "onednn" : "xnnpack";
+  switch (p) {
+  case Peer::OneDNN:
+    return "onednn";
+  case Peer::XNNPACK:
+    return "xnnpack";
+  case Peer::PyTorch:
+    return "pytorch";
+  }
+  return "?";
 }
 
 std::vector<Peer> peers_built() {
@@ -32,6 +49,9 @@ std::vector<Peer> peers_built() {
 #endif
 #ifdef SPBENCH_HAVE_XNNPACK
   v.push_back(Peer::XNNPACK);
+#endif
+#ifdef SPBENCH_HAVE_PYTORCH
+  v.push_back(Peer::PyTorch);
 #endif
   return v;
 }
@@ -45,6 +65,11 @@ std::string peers_init() {
   if (!s.empty())
     s += "; ";
   s += xnnpack_init();
+#endif
+#ifdef SPBENCH_HAVE_PYTORCH
+  if (!s.empty())
+    s += "; ";
+  s += pytorch_init();
 #endif
   return s.empty() ? "none (configure with -Dpeers=enabled)" : s;
 }
@@ -62,6 +87,12 @@ bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
   case Peer::XNNPACK:
 #ifdef SPBENCH_HAVE_XNNPACK
     return xnnpack_supports(cs, op, layout, why);
+#else
+    break;
+#endif
+  case Peer::PyTorch:
+#ifdef SPBENCH_HAVE_PYTORCH
+    return pytorch_supports(cs, op, layout, why);
 #else
     break;
 #endif
@@ -85,6 +116,12 @@ std::unique_ptr<PeerOp> make_peer(Peer p, const Case &cs, const OpVariant &op,
   case Peer::XNNPACK:
 #ifdef SPBENCH_HAVE_XNNPACK
     return make_xnnpack(cs, op, layout, g, io, err);
+#else
+    break;
+#endif
+  case Peer::PyTorch:
+#ifdef SPBENCH_HAVE_PYTORCH
+    return make_pytorch(cs, op, layout, g, io, err);
 #else
     break;
 #endif

@@ -1,5 +1,6 @@
 // peers.h — other pooling libraries timed on the same cases in the same run
-// (built with -Dpeers=enabled): oneDNN (NCHW and NHWC) and XNNPACK (NHWC).
+// (built with -Dpeers=enabled): oneDNN (NCHW and NHWC), XNNPACK (NHWC) and
+// PyTorch's ATen (NCHW and channels-last).
 #ifndef SPBENCH_PEERS_H
 #define SPBENCH_PEERS_H
 
@@ -12,16 +13,17 @@
 
 namespace spbench {
 
-enum class Peer { OneDNN, XNNPACK };
+enum class Peer { OneDNN, XNNPACK, PyTorch };
 
-const char *peer_name(Peer p); // "onednn", "xnnpack"
+const char *peer_name(Peer p); // "onednn", "xnnpack", "pytorch"
 
 // The peers compiled into this binary.
 std::vector<Peer> peers_built();
 
 // One-time set-up before any peer runs: single-threaded execution (oneDNN's
-// OpenMP runtime limited to one thread, XNNPACK without a thread pool) and
-// library initialisation. Returns a line describing the peers' versions.
+// OpenMP runtime limited to one thread, XNNPACK without a thread pool, ATen's
+// at::set_num_threads(1)) and library initialisation. Returns a line describing
+// the peers' versions.
 std::string peers_init();
 
 // Does peer p implement (case, op, layout) with simdpool's semantics? When it
@@ -31,11 +33,14 @@ bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
 
 // The tensors a peer reads and writes: the bench's buffers, in the layout of
 // the case. Outputs (y, dx) are where simdpool's own results are compared.
+// indices: the case's I64 index tensor (MAX ops with I64 indices): a forward
+// writes it, a backward reads it; nullptr otherwise.
 struct PeerIO {
   const float *x = nullptr;
   const float *dy = nullptr;
   float *y = nullptr;
   float *dx = nullptr;
+  void *indices = nullptr;
 };
 
 // A peer's operator (primitive) for one (case, op, layout), created once; run()
@@ -51,6 +56,11 @@ public:
   // Argmax outputs as tap numbers (kh_i * kernel_w + kw_i), when the peer
   // writes them in that convention (XNNPACK's argmax); else nullptr.
   virtual const uint32_t *tap_indices() const { return nullptr; }
+  // Must every output equal simdpool's bits? (Else sums may differ by
+  // rounding: the peer sums in another order or multiplies by a reciprocal.)
+  virtual bool bit_exact() const { return false; }
+  // Does the pass write PeerIO::indices (then compared with simdpool's)?
+  virtual bool writes_indices() const { return false; }
 };
 
 std::unique_ptr<PeerOp> make_peer(Peer p, const Case &cs, const OpVariant &op,

@@ -35,43 +35,54 @@ Case pool2d(const char *name, const char *note, simdpool_method m, size_t n,
   return cs;
 }
 
+// The calls frameworks make on a MAX case: forward without indices (ONNX
+// runtimes), with I32 and I64 indices (PyTorch trains with I64), with U8 tap
+// numbers where asked; backward from x (winners recomputed), from U8 and from
+// I64 indices.
+std::vector<OpVariant> max_ops(bool fwd_u8) {
+  const simdpool_method MAX = SIMDPOOL_MAX;
+  std::vector<OpVariant> v = {make_op(MAX, Call::Forward, SIMDPOOL_INDEX_NONE),
+                              make_op(MAX, Call::Forward, SIMDPOOL_INDEX_I32),
+                              make_op(MAX, Call::Forward, SIMDPOOL_INDEX_I64)};
+  if (fwd_u8)
+    v.push_back(make_op(MAX, Call::Forward, SIMDPOOL_INDEX_U8));
+  v.push_back(make_op(MAX, Call::BackwardX, SIMDPOOL_INDEX_NONE));
+  for (simdpool_index_type t : {SIMDPOOL_INDEX_U8, SIMDPOOL_INDEX_I64})
+    v.push_back(make_op(MAX, Call::BackwardIdx, t));
+  return v;
+}
+
 std::vector<Case> build_suite() {
-  const simdpool_index_type none = SIMDPOOL_INDEX_NONE, u8 = SIMDPOOL_INDEX_U8,
-                            i64 = SIMDPOOL_INDEX_I64;
-  const Call fwd = Call::Forward, bwd = Call::BackwardX,
-             bwd_idx = Call::BackwardIdx;
+  const simdpool_index_type none = SIMDPOOL_INDEX_NONE;
+  const Call fwd = Call::Forward, bwd = Call::BackwardX;
   const simdpool_method MAX = SIMDPOOL_MAX, AVG = SIMDPOOL_AVG,
                         LP = SIMDPOOL_LP;
   std::vector<Case> s;
 
   Case vgg =
       pool2d("vgg_max2", "VGG pool1, max 2x2/s2", MAX, 1, 64, 224, 2, 2, 0);
-  vgg.ops = {make_op(MAX, fwd, none),   make_op(MAX, fwd, u8),
-             make_op(MAX, fwd, i64),    make_op(MAX, bwd, none),
-             make_op(MAX, bwd_idx, u8), make_op(MAX, bwd_idx, i64)};
+  vgg.ops = max_ops(true);
   s.push_back(vgg);
 
   Case batch = pool2d("batch_max2", "batch 16, max 2x2/s2, out of cache", MAX,
                       16, 64, 112, 2, 2, 0);
-  batch.ops = {make_op(MAX, fwd, none), make_op(MAX, bwd, none),
-               make_op(MAX, bwd_idx, u8)};
+  batch.ops = max_ops(false);
   s.push_back(batch);
 
   Case stem = pool2d("stem_max3", "ResNet stem, max 3x3/s2/pad 1", MAX, 1, 64,
                      112, 3, 2, 1);
-  stem.ops = {make_op(MAX, fwd, none), make_op(MAX, bwd, none),
-              make_op(MAX, bwd_idx, u8)};
+  stem.ops = max_ops(false);
   s.push_back(stem);
 
   Case small =
       pool2d("small_max2", "max 2x2/s2, fits L2", MAX, 1, 32, 56, 2, 2, 0);
-  small.ops = {make_op(MAX, fwd, none)};
+  small.ops = max_ops(false);
   s.push_back(small);
 
   Case incep = pool2d("incep_avg3", "Inception, avg 3x3/s1/pad 1, pad excluded",
                       AVG, 1, 192, 28, 3, 1, 1);
   incep.count_include_pad = 0;
-  incep.ops = {make_op(AVG, fwd, none)};
+  incep.ops = {make_op(AVG, fwd, none), make_op(AVG, bwd, none)};
   s.push_back(incep);
 
   Case vgga = pool2d("vgg_avg2", "avg 2x2/s2", AVG, 1, 64, 224, 2, 2, 0);
@@ -95,6 +106,116 @@ std::vector<Case> build_suite() {
 const std::vector<Case> &suite() {
   static const std::vector<Case> s = build_suite();
   return s;
+}
+
+namespace {
+
+// One line of a network's layer list: method, input channels and size
+// (square), kernel, stride, pad, how many layers of that shape in a row.
+struct LayerSpec {
+  simdpool_method m;
+  size_t c, hw, k, s, pad, repeat;
+};
+
+Network network(const char *name, const char *note, bool ceil,
+                std::initializer_list<LayerSpec> specs) {
+  Network net;
+  net.name = name;
+  net.note = note;
+  for (const LayerSpec &l : specs) {
+    for (size_t r = 0; r < l.repeat; r++) {
+      const std::string lname =
+          net.name + "." + std::to_string(net.layers.size() + 1);
+      std::string what =
+          std::string(method_name(l.m)) + " " + std::to_string(l.k) + "x" +
+          std::to_string(l.k) + "/s" + std::to_string(l.s) +
+          (l.pad ? "/p" + std::to_string(l.pad) : "") + (ceil ? " ceil" : "") +
+          " on " + std::to_string(l.c) + "x" + std::to_string(l.hw) + "x" +
+          std::to_string(l.hw);
+      Case cs = pool2d("", "", l.m, 1, l.c, l.hw, l.k, l.s, l.pad);
+      cs.name = lname;
+      cs.note = what;
+      cs.ceil_mode = ceil ? 1 : 0;
+      cs.count_include_pad = 1; // PyTorch's default, as torchvision calls it
+      if (l.m == SIMDPOOL_MAX)
+        cs.ops = {make_op(l.m, Call::Forward, SIMDPOOL_INDEX_I64),
+                  make_op(l.m, Call::BackwardIdx, SIMDPOOL_INDEX_I64)};
+      else
+        cs.ops = {make_op(l.m, Call::Forward, SIMDPOOL_INDEX_NONE),
+                  make_op(l.m, Call::BackwardX, SIMDPOOL_INDEX_NONE)};
+      net.layers.push_back(cs);
+    }
+  }
+  return net;
+}
+
+// torchvision 0.14's pooling layers, in network order (C x H x W of the
+// input; batch 1).
+std::vector<Network> build_networks() {
+  const simdpool_method MAX = SIMDPOOL_MAX, AVG = SIMDPOOL_AVG;
+  std::vector<Network> v;
+  v.push_back(network("alexnet", "AlexNet", false,
+                      {{MAX, 64, 55, 3, 2, 0, 1},
+                       {MAX, 192, 27, 3, 2, 0, 1},
+                       {MAX, 256, 13, 3, 2, 0, 1}}));
+  v.push_back(network("vgg11", "VGG-11", false,
+                      {{MAX, 64, 224, 2, 2, 0, 1},
+                       {MAX, 128, 112, 2, 2, 0, 1},
+                       {MAX, 256, 56, 2, 2, 0, 1},
+                       {MAX, 512, 28, 2, 2, 0, 1},
+                       {MAX, 512, 14, 2, 2, 0, 1}}));
+  v.push_back(network("resnet", "ResNet-18/50 stem", false,
+                      {{MAX, 64, 112, 3, 2, 1, 1}}));
+  v.push_back(network("googlenet", "GoogLeNet (ceil mode)", true,
+                      {{MAX, 64, 112, 3, 2, 0, 1},
+                       {MAX, 192, 56, 3, 2, 0, 1},
+                       {MAX, 192, 28, 3, 1, 1, 1},
+                       {MAX, 256, 28, 3, 1, 1, 1},
+                       {MAX, 480, 28, 3, 2, 0, 1},
+                       {MAX, 480, 14, 3, 1, 1, 1},
+                       {MAX, 512, 14, 3, 1, 1, 3},
+                       {MAX, 528, 14, 3, 1, 1, 1},
+                       {MAX, 832, 14, 2, 2, 0, 1},
+                       {MAX, 832, 7, 3, 1, 1, 2}}));
+  v.push_back(network("inception_v3", "Inception-v3", false,
+                      {{MAX, 64, 147, 3, 2, 0, 1},
+                       {MAX, 192, 71, 3, 2, 0, 1},
+                       {AVG, 192, 35, 3, 1, 1, 1},
+                       {AVG, 256, 35, 3, 1, 1, 1},
+                       {AVG, 288, 35, 3, 1, 1, 1},
+                       {MAX, 288, 35, 3, 2, 0, 1},
+                       {AVG, 768, 17, 3, 1, 1, 4},
+                       {MAX, 768, 17, 3, 2, 0, 1},
+                       {AVG, 1280, 8, 3, 1, 1, 1},
+                       {AVG, 2048, 8, 3, 1, 1, 1}}));
+  v.push_back(network("densenet121", "DenseNet-121", false,
+                      {{MAX, 64, 112, 3, 2, 1, 1},
+                       {AVG, 128, 56, 2, 2, 0, 1},
+                       {AVG, 256, 28, 2, 2, 0, 1},
+                       {AVG, 512, 14, 2, 2, 0, 1}}));
+  v.push_back(network("squeezenet1_0", "SqueezeNet 1.0 (ceil mode)", true,
+                      {{MAX, 96, 109, 3, 2, 0, 1},
+                       {MAX, 256, 54, 3, 2, 0, 1},
+                       {MAX, 512, 27, 3, 2, 0, 1}}));
+  return v;
+}
+
+} // namespace
+
+const std::vector<Network> &networks() {
+  static const std::vector<Network> v = build_networks();
+  return v;
+}
+
+size_t network_bytes(const Network &net) {
+  size_t total = 0;
+  for (const Case &cs : net.layers)
+    for (const OpVariant &op : cs.ops) {
+      sp_geom g;
+      if (resolve(cs, op, SIMDPOOL_NCHW, &g, nullptr))
+        total += pass_bytes(g, op);
+    }
+  return total;
 }
 
 bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
@@ -134,6 +255,7 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
   d.stride_h = cs.sh;
   d.stride_w = cs.sw;
   d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = cs.pad;
+  d.ceil_mode = cs.ceil_mode;
   d.count_include_pad = cs.count_include_pad;
   d.p = cs.p;
   d.index_type = op.index_type;

@@ -36,11 +36,31 @@ struct Case {
   simdpool_method method = SIMDPOOL_MAX;
   size_t n = 1, c = 1, h = 1, w = 1;
   size_t kh = 1, kw = 1, sh = 1, sw = 1, pad = 0;
+  int ceil_mode = 0;
   int count_include_pad = 1;
   float p = 2.0f;
   std::vector<OpVariant> ops; // timed in both layouts
   bool synthetic = false;     // generated for a kernel no suite case picks
 };
+
+// The pooling layers of a real network (torchvision 0.14, batch 1), timed as
+// one training step: every layer's forward in network order, then every
+// layer's backward in reverse order. A MAX layer's ops are {max_fwd_i64,
+// max_bwd_i64} (PyTorch's training calls: the backward reads the indices its
+// forward wrote), an AVG layer's {avg_fwd, avg_bwd}. Each layer has its own
+// tensors, as in the network.
+struct Network {
+  std::string name; // "alexnet"
+  std::string note; // "AlexNet"
+  std::vector<Case> layers;
+};
+
+// The networks group, in registration order.
+const std::vector<Network> &networks();
+
+// The bytes one training step of net must move (pass_bytes of every op of
+// every layer).
+size_t network_bytes(const Network &net);
 
 // Builds an op variant and its name: <method>_<fwd|bwd>[_<index type>].
 OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx);

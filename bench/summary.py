@@ -24,7 +24,7 @@ import sys
 import time
 
 ISAS = ["scalar", "sse41", "avx2", "avx512", "neon"]
-PEERS = ["onednn", "xnnpack"]
+PEERS = ["onednn", "xnnpack", "pytorch"]
 
 
 def parse_args():
@@ -165,6 +165,8 @@ class Summary:
         self.isas = []       # simdpool ISAs that produced results
         self.peers = []      # peers that appear
         self.threads = False  # two-thread benchmarks (t2-<isa>) ran
+        self.nets = []       # (network, layout) of the networks group, in run order
+        self.net_peers = []  # peers that ran a network
         seen = set()
         for key in order:
             op, layout, case, who = key
@@ -172,6 +174,15 @@ class Summary:
             if op in ("copy", "r4w1") or op == "kernel":
                 if r["error"]:
                     self.failures.append("%s: %s" % (r["name"], r["error"]))
+                continue
+            if op == "net":  # net/<layout>/<network>/<simdpool|isa|peer>
+                if (case, layout) not in self.nets:
+                    self.nets.append((case, layout))
+                if r["error"]:
+                    (self.notes if r["error"].startswith("skipped:") or who in PEERS
+                     else self.failures).append("%s: %s" % (r["name"], r["error"]))
+                elif who in PEERS and who not in self.net_peers:
+                    self.net_peers.append(who)
                 continue
             g = (op, case, layout)
             if g not in seen:
@@ -194,6 +205,7 @@ class Summary:
                 self.peers.append(who)
         self.isas.sort(key=ISAS.index)
         self.peers.sort(key=PEERS.index)
+        self.net_peers.sort(key=PEERS.index)
 
     def get(self, op, layout, case, who):
         r = self.res.get((op, layout, case, who))
@@ -248,6 +260,34 @@ class Summary:
             ] + ["%.2fx" % r["peers"][p] if p in r["peers"] else "-" for p in self.peers])
         return table(headers, rows, ["<", "<", "<", ">", ">", "<", ">", ">", ">", ">", ">"]
                      + [">"] * len(self.peers))
+
+    def net_table(self):
+        """The networks group: one training step of each network's pooling layers."""
+        isas = [w for w in ISAS if any(self.get("net", l, n, w) for n, l in self.nets)]
+        headers = (["network", "layout", "layers", "moves", "simdpool", "isa"] +
+                   [p for p in self.net_peers] + ["vs " + p for p in self.net_peers] +
+                   ["GB/s", "% copy"] + isas)
+        rows = []
+        for net, layout in self.nets:
+            sp = self.get("net", layout, net, "simdpool")
+            label = (sp or {}).get("label", "")
+            m = re.match(r"layers (\d+); (?:AUTO: )?(.*)$", label)
+            copy = self.ref("copy", "hot", net, "step")
+            row = [net, layout, m.group(1) if m else "-",
+                   fmt_bytes(sp["bytes"]) if sp and sp.get("bytes") else "-",
+                   fmt_time(sp["sec"]) if sp else "-", m.group(2) if m else "-"]
+            peer_secs = [(self.get("net", layout, net, p) or {}).get("sec")
+                         for p in self.net_peers]
+            row += [fmt_time(t) for t in peer_secs]
+            row += ["%.2fx" % (t / sp["sec"]) if t and sp else "-" for t in peer_secs]
+            row += ["%.2f" % sp["gbps"] if sp and sp.get("gbps") else "-",
+                    "%.0f%%" % (100 * sp["gbps"] / copy["gbps"]) if sp and copy and
+                    sp.get("gbps") and copy.get("gbps") else "-"]
+            row += [fmt_time((self.get("net", layout, net, w) or {}).get("sec"))
+                    for w in isas]
+            rows.append(row)
+        return table(headers, rows, ["<", "<", ">", ">", ">", "<"] +
+                     [">"] * (len(headers) - 6))
 
     def thread_table(self):
         """Two threads (simdpool_threadpool, parallel entry points) vs one, same ISA."""
@@ -327,8 +367,17 @@ class Summary:
         lines = []
         for p in self.peers:
             impls, diffs, n = {}, [], 0
+            nets, net_diffs = 0, []
             for key in self.order:
                 if key[3] != p:
+                    continue
+                if key[0] == "net":
+                    r = self.res[key]
+                    if not r["error"]:
+                        nets += 1
+                        check = r["label"].rpartition("; ")[2]
+                        if not check.startswith("equal bits"):
+                            net_diffs.append("%s/%s (%s)" % (key[2], key[1], check))
                     continue
                 r = self.res[key]
                 if r["error"]:
@@ -336,7 +385,8 @@ class Summary:
                 n += 1
                 impl, _, check = r["label"].partition("; ")
                 impls[impl] = impls.get(impl, 0) + 1
-                if check != "equal bits":
+                # "equal bits" may go on with what else matched (", I64 indices equal")
+                if check != "equal bits" and not check.startswith("equal bits, "):
                     diffs.append("%s (%s)" % ("/".join(key[:3]), check))
             lines.append("  %s: %d cases verified before timing; implementations: %s" % (
                 p, n, ", ".join("%s x%d" % kv for kv in sorted(impls.items()))))
@@ -344,6 +394,10 @@ class Summary:
                 lines.append("    within tolerance, not bit-equal: " + "; ".join(diffs))
             else:
                 lines.append("    every output bit-equal to simdpool's")
+            if nets:
+                lines.append("    networks: %d training steps verified (every layer's y, "
+                             "indices and dx): %s" % (nets, "; ".join(net_diffs) if net_diffs
+                                                      else "all bit-equal"))
         return "\n".join(lines)
 
     def bandwidth_line(self):
@@ -519,6 +573,14 @@ def main():
         legend.append("vs P     peer P's time / simdpool's best time (> 1: simdpool faster), "
                       "single-threaded, outputs verified equal first")
     text = "\n".join(head) + "\n\n" + s.main_table() + "\n\n" + "\n".join(legend)
+    if s.nets:
+        text += "\n\nNetworks: the pooling layers of each network as one training step " \
+                "(every forward in network order, then every backward in reverse; MAX " \
+                "forward writes I64 indices and its backward reads them), batch 1:\n"
+        text += s.net_table()
+        text += "\nsimdpool = AUTO plans (isa: what they picked); vs P = P's time / " \
+                "simdpool's; % copy = simdpool's GB/s vs a copy of the same bytes; the " \
+                "last columns are the step with every plan forced to one ISA"
     text += "\n\nGB/s per variant, fastest pass (hot copy and r4w1 of the same bytes for scale):\n"
     text += s.variant_table()
     if s.threads:
@@ -536,7 +598,8 @@ def main():
             fmt_bytes(int(arena)), fmt_bytes(int(ctx.get("llc_bytes", "0") or 0)))
     if s.peers:
         text += "\n\nPeers (inputs hold no NaN: oneDNN and XNNPACK do not propagate NaN "\
-                "through max like PyTorch/simdpool):\n" + s.peer_lines()
+                "through max like PyTorch/simdpool; PyTorch must equal every bit):\n" + \
+                s.peer_lines()
     if s.notes:
         text += "\n\nNotes:\n" + "\n".join("  " + n for n in s.notes)
     if s.failures:

@@ -1,0 +1,274 @@
+// peer_pytorch.cc — PyTorch (Debian's libtorch-dev 1.13) as a peer: the ATen
+// CPU operators a training step calls, through their _out variants so that no
+// allocation is timed, on tensors that wrap the bench's own buffers
+// (at::from_blob with the layout's strides: NCHW contiguous, or channels-last),
+// on one thread.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+
+#include "buffers.h"
+#include "peers.h"
+
+namespace spbench {
+
+namespace {
+
+// Did at::max_pool2d (the call without indices) run max_pool2d_with_indices?
+// Found out once at start-up by watching the ATen operators it records.
+bool g_max_pool2d_via_indices = false;
+
+at::MemoryFormat format_of(simdpool_layout l) {
+  return l == SIMDPOOL_NHWC ? at::MemoryFormat::ChannelsLast
+                            : at::MemoryFormat::Contiguous;
+}
+
+// A 4-d tensor over bench memory p (n, c, h, w) in layout l; PyTorch neither
+// owns nor frees it, and may not resize it (an output of the wrong shape is
+// an error, not a silent reallocation).
+at::Tensor wrap(const void *p, size_t n, size_t c, size_t h, size_t w,
+                simdpool_layout l, at::ScalarType type) {
+  const int64_t N = (int64_t)n, C = (int64_t)c, H = (int64_t)h, W = (int64_t)w;
+  const std::vector<int64_t> sizes = {N, C, H, W};
+  const std::vector<int64_t> strides =
+      l == SIMDPOOL_NHWC ? std::vector<int64_t>{H * W * C, 1, W * C, C}
+                         : std::vector<int64_t>{C * H * W, H * W, W, 1};
+  return at::from_blob(const_cast<void *>(p), sizes, strides,
+                       at::TensorOptions().dtype(type));
+}
+
+class TorchPool final : public PeerOp {
+public:
+  bool init(const Case &cs, const OpVariant &op, simdpool_layout layout,
+            const sp_geom &g, const PeerIO &io, std::string *err) {
+    method_ = op.method;
+    call_ = op.call;
+    layout_ = layout;
+    kernel_ = {(int64_t)g.kh, (int64_t)g.kw};
+    stride_ = {(int64_t)g.sh, (int64_t)g.sw};
+    pad_ = {(int64_t)cs.pad, (int64_t)cs.pad};
+    dilation_ = {(int64_t)g.dh, (int64_t)g.dw};
+    ceil_ = cs.ceil_mode != 0;
+    count_pad_ = cs.count_include_pad != 0;
+    const at::ScalarType f32 = at::kFloat, i64 = at::kLong;
+    const bool max = op.method == SIMDPOOL_MAX;
+    const bool case_idx = max && (op.call != Call::Forward ||
+                                  op.index_type == SIMDPOOL_INDEX_I64);
+    if (!io.x || (case_idx && !io.indices) ||
+        (op.call == Call::Forward ? !io.y : !io.dy || !io.dx)) {
+      *err = "PyTorch peer: a tensor it needs was not given";
+      return false;
+    }
+    x_ = wrap(io.x, g.n, g.c, g.h, g.w, layout, f32);
+    if (op.call == Call::Forward) {
+      y_ = wrap(io.y, g.n, g.c, g.oh, g.ow, layout, f32);
+      if (max) { // with I64 indices: into the case's buffer, else a scratch
+        const void *idx = io.indices;
+        if (!case_idx) {
+          scratch_idx_.reset(g.n * g.c * g.oh * g.ow * sizeof(int64_t));
+          idx = scratch_idx_.data();
+        }
+        idx_ = wrap(idx, g.n, g.c, g.oh, g.ow, layout, i64);
+      }
+    } else {
+      dy_ = wrap(io.dy, g.n, g.c, g.oh, g.ow, layout, f32);
+      dx_ = wrap(io.dx, g.n, g.c, g.h, g.w, layout, f32);
+      if (max)
+        idx_ = wrap(io.indices, g.n, g.c, g.oh, g.ow, layout, i64);
+    }
+    // The kernels choose their layout from suggest_memory_format() of the
+    // input (forward) or of grad_output (backward); every tensor must be
+    // dense in that format, or ATen would copy it first.
+    const at::MemoryFormat fmt = format_of(layout);
+    const at::Tensor &selector = op.call == Call::Forward ? x_ : dy_;
+    if (selector.suggest_memory_format() != fmt) {
+      *err = std::string("PyTorch would not run its ") +
+             (layout == SIMDPOOL_NHWC ? "channels-last" : "contiguous") +
+             " kernel on these strides";
+      return false;
+    }
+    for (const at::Tensor *t : {&x_, &y_, &idx_, &dy_, &dx_})
+      if (t->defined() && !t->is_contiguous(fmt)) {
+        *err = "PyTorch peer: a wrapped tensor is not dense in its layout";
+        return false;
+      }
+    const at::Tensor &out = op.call == Call::Forward ? y_ : dx_;
+    out_ = out.data_ptr();
+    out_sizes_ = out.sizes().vec();
+    idx_ptr_ = idx_.defined() ? idx_.data_ptr() : nullptr;
+    impl_ = max ? (op.call == Call::Forward
+                       ? "at::max_pool2d_with_indices_out"
+                       : "at::max_pool2d_with_indices_backward_out")
+                : (op.call == Call::Forward ? "at::avg_pool2d_out"
+                                            : "at::avg_pool2d_backward_out");
+    if (max && op.call == Call::Forward && op.index_type == SIMDPOOL_INDEX_NONE)
+      impl_ += g_max_pool2d_via_indices
+                   ? " (what at::max_pool2d runs), indices to a scratch"
+                   : " (at::max_pool2d did NOT run it here), indices to a "
+                     "scratch";
+    impl_ += layout == SIMDPOOL_NHWC ? ", channels_last" : ", contiguous";
+    return true;
+  }
+
+  bool run(std::string *err) override {
+    try {
+      pass();
+    } catch (const std::exception &e) {
+      if (err)
+        *err = std::string("PyTorch: ") + e.what();
+      return false;
+    }
+    if (err) { // the checked pass: outputs stayed in place, in the layout
+      // (an _out call may shrink a too-large output in place: the sizes
+      // must be the ones simdpool computed)
+      const at::MemoryFormat fmt = format_of(layout_);
+      const bool fwd = call_ == Call::Forward;
+      const at::Tensor &out = fwd ? y_ : dx_;
+      bool ok = out.data_ptr() == out_ && out.sizes().vec() == out_sizes_ &&
+                out.is_contiguous(fmt);
+      if (fwd && idx_.defined())
+        ok = ok && idx_.data_ptr() == idx_ptr_ && idx_.sizes() == y_.sizes() &&
+             idx_.is_contiguous(fmt);
+      if (!ok) {
+        *err = "PyTorch moved, resized or restrided an output tensor";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::string impl() const override { return impl_; }
+  bool bit_exact() const override { return true; }
+  bool writes_indices() const override {
+    return call_ == Call::Forward && method_ == SIMDPOOL_MAX &&
+           scratch_idx_.empty();
+  }
+
+private:
+  void pass() {
+    if (method_ == SIMDPOOL_MAX) {
+      if (call_ == Call::Forward)
+        at::max_pool2d_with_indices_out(y_, idx_, x_, kernel_, stride_, pad_,
+                                        dilation_, ceil_);
+      else
+        at::max_pool2d_with_indices_backward_out(dx_, dy_, x_, kernel_, stride_,
+                                                 pad_, dilation_, ceil_, idx_);
+    } else if (call_ == Call::Forward) {
+      at::avg_pool2d_out(y_, x_, kernel_, stride_, pad_, ceil_, count_pad_,
+                         c10::nullopt);
+    } else {
+      at::avg_pool2d_backward_out(dx_, dy_, x_, kernel_, stride_, pad_, ceil_,
+                                  count_pad_, c10::nullopt);
+    }
+  }
+
+  simdpool_method method_ = SIMDPOOL_MAX;
+  Call call_ = Call::Forward;
+  simdpool_layout layout_ = SIMDPOOL_NCHW;
+  std::vector<int64_t> kernel_, stride_, pad_, dilation_;
+  bool ceil_ = false, count_pad_ = true;
+  at::Tensor x_, y_, idx_, dy_, dx_;
+  const void *out_ = nullptr, *idx_ptr_ = nullptr;
+  std::vector<int64_t> out_sizes_;
+  Buffer scratch_idx_;
+  std::string impl_;
+};
+
+// The value of "key" in ATen's build configuration text, up to the next
+// comma or line end ("" when absent).
+std::string config_value(const std::string &cfg, const std::string &key) {
+  const size_t at = cfg.find(key);
+  if (at == std::string::npos)
+    return "";
+  const size_t from = at + key.size();
+  return cfg.substr(from, cfg.find_first_of(",\n", from) - from);
+}
+
+// Runs at::max_pool2d on a small tensor and records the ATen operators it
+// calls: true when max_pool2d_with_indices is among them.
+bool max_pool2d_runs_with_indices() {
+  static std::vector<std::string> seen;
+  seen.clear();
+  const at::CallbackHandle h = at::addGlobalCallback(at::RecordFunctionCallback(
+      [](const at::RecordFunction &fn) -> std::unique_ptr<at::ObserverContext> {
+        seen.push_back(fn.name());
+        return nullptr;
+      }));
+  try {
+    at::max_pool2d(at::zeros({1, 2, 4, 4}), {2, 2});
+  } catch (const std::exception &) {
+  }
+  at::removeCallback(h);
+  for (const std::string &s : seen)
+    if (s == "aten::max_pool2d_with_indices")
+      return true;
+  return false;
+}
+
+} // namespace
+
+std::string pytorch_init() {
+  at::set_num_threads(1);
+  g_max_pool2d_via_indices = max_pool2d_runs_with_indices();
+  const std::string cfg = at::show_config();
+  std::string v = config_value(cfg, "TORCH_VERSION=");
+  std::string cap = config_value(cfg, "CPU capability usage: ");
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "PyTorch %s (Debian libtorch 1.13.1; ATen CPU capability %s, "
+                "%d thread; max_pool2d runs max_pool2d_with_indices: %s)",
+                v.empty() ? "?" : v.c_str(), cap.empty() ? "?" : cap.c_str(),
+                at::get_num_threads(), g_max_pool2d_via_indices ? "yes" : "NO");
+  return buf;
+}
+
+bool pytorch_supports(const Case &cs, const OpVariant &op,
+                      simdpool_layout layout, std::string *why) {
+  (void)layout;
+  std::string reason;
+  if (op.method == SIMDPOOL_LP)
+    reason = "PyTorch's lp_pool2d is a composite of pow, avg_pool2d, sign and "
+             "relu (other numerics)";
+  else if (op.method == SIMDPOOL_MAX && op.call == Call::Forward &&
+           op.index_type != SIMDPOOL_INDEX_NONE &&
+           op.index_type != SIMDPOOL_INDEX_I64)
+    reason = "PyTorch's max pooling writes I64 indices only: compare "
+             "max_fwd_i64";
+  else if (op.method == SIMDPOOL_MAX && op.call != Call::Forward &&
+           op.index_type != SIMDPOOL_INDEX_I64)
+    reason = "PyTorch's max backward reads the forward's I64 indices: "
+             "compare max_bwd_i64";
+  else if (2 * cs.pad > cs.kh || 2 * cs.pad > cs.kw)
+    reason = "PyTorch allows padding of at most half the kernel";
+  if (!reason.empty()) {
+    if (why)
+      *why = reason;
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<PeerOp> make_pytorch(const Case &cs, const OpVariant &op,
+                                     simdpool_layout layout, const sp_geom &g,
+                                     const PeerIO &io, std::string *err) {
+  std::unique_ptr<TorchPool> p(new TorchPool());
+  std::string e;
+  try {
+    if (!p->init(cs, op, layout, g, io, &e)) {
+      if (err)
+        *err = e;
+      return nullptr;
+    }
+  } catch (const std::exception &ex) {
+    if (err)
+      *err = std::string("PyTorch: ") + ex.what();
+    return nullptr;
+  }
+  return p;
+}
+
+} // namespace spbench
