@@ -306,31 +306,55 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
  * Each lane still sees its window's taps in row-major order. */
 #define NHWC_UNROLL 4
 
-/* MAX without indices; returns 0 when a NaN needs the exact path. */
-static inline int max4_nhwc(const sp_geom *g, const float *xn,
-                            const window *win, size_t c, float *y) {
+/* MAX of four channel blocks, with the winners' index values when track
+ * (written to ind at element o as the plan's index type). Without NaN,
+ * "greater replaces" from the first tap is the MAX step exactly (every tap
+ * of an NHWC window is valid); returns 0, having written nothing, when a
+ * NaN needs the exact path. */
+SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
+                     size_t c, float *y, int track, void *ind, size_t o) {
   const size_t C = g->c;
-  const vf ninf = vf_set1(-INFINITY);
-  vf m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  const simdpool_index_type it = g->index_type;
+  vf m[NHWC_UNROLL];
+  vi t[NHWC_UNROLL];
+  for (size_t u = 0; u < NHWC_UNROLL; u++) { /* every window has a tap */
+    m[u] = vf_zero();
+    t[u] = vi_set1(0);
+  }
   vm bad = vm_range(0, 0);
+  int first = 1;
   for (size_t ki = win->ki0; ki < win->ki1; ki++) {
     for (size_t kj = win->kj0; kj < win->kj1; kj++) {
-      const float *p = xn + tap_flat(g, win, ki, kj) * C + c;
-      const vf v0 = vf_load(p), v1 = vf_load(p + SP_VL);
-      const vf v2 = vf_load(p + 2 * SP_VL), v3 = vf_load(p + 3 * SP_VL);
-      bad = vm_or(bad, vm_or(vm_unord(v0, v1), vm_unord(v2, v3)));
-      m0 = vf_max_x86(v0, m0);
-      m1 = vf_max_x86(v1, m1);
-      m2 = vf_max_x86(v2, m2);
-      m3 = vf_max_x86(v3, m3);
+      const size_t flat = tap_flat(g, win, ki, kj);
+      const float *p = xn + flat * C + c;
+      vf v[NHWC_UNROLL];
+      for (size_t u = 0; u < NHWC_UNROLL; u++)
+        v[u] = vf_load(p + u * SP_VL);
+      bad = vm_or(bad, vm_or(vm_unord(v[0], v[1]), vm_unord(v[2], v[3])));
+      const vi val =
+          vi_set1(track ? index_value(it, ki * g->kw + kj, flat) : 0);
+      for (size_t u = 0; u < NHWC_UNROLL; u++) {
+        if (first) {
+          m[u] = v[u];
+          t[u] = val;
+        } else if (track) {
+          const vm r = vm_gt(v[u], m[u]);
+          m[u] = vf_select(r, m[u], v[u]);
+          t[u] = vi_select(r, t[u], val);
+        } else {
+          m[u] = vf_max_x86(v[u], m[u]);
+        }
+      }
+      first = 0;
     }
   }
   if (vm_any(bad))
     return 0;
-  vf_store(y, m0);
-  vf_store(y + SP_VL, m1);
-  vf_store(y + 2 * SP_VL, m2);
-  vf_store(y + 3 * SP_VL, m3);
+  for (size_t u = 0; u < NHWC_UNROLL; u++) {
+    vf_store(y + u * SP_VL, m[u]);
+    if (track)
+      store_index(ind, it, o + u * SP_VL, t[u], SP_VL);
+  }
   return 1;
 }
 
@@ -373,10 +397,10 @@ SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
         const window win = window_at(g, oy, ox);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         size_t c = 0;
-        if (!track)
-          while (c + NHWC_UNROLL * SP_VL <= C &&
-                 max4_nhwc(g, xn, &win, c, io->y + o + c))
-            c += NHWC_UNROLL * SP_VL;
+        while (
+            c + NHWC_UNROLL * SP_VL <= C &&
+            max4_nhwc(g, xn, &win, c, io->y + o + c, track, io->indices, o + c))
+          c += NHWC_UNROLL * SP_VL;
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi t;
@@ -1319,13 +1343,29 @@ SP_HOT void taps3s2(const vf v[4], vf t[3]) {
   (void)e2;
 }
 
+/* The ordered MAX of a, b, c with their index values ia, ib, ic: a later
+ * one wins only when greater (ties keep the earlier), which is the MAX step
+ * exactly when none is NaN; *out receives the winner's index value. */
+SP_HOT vf max3_track(vf a, vi ia, vf b, vi ib, vf c, vi ic, vi *out) {
+  const vm rb = vm_gt(b, a);
+  const vf m = vf_select(rb, a, b);
+  const vi t = vi_select(rb, ia, ib);
+  const vm rc = vm_gt(c, m);
+  *out = vi_select(rc, t, ic);
+  return vf_select(rc, m, c);
+}
+
 /* One input row's fold for the block at ox0 (-inf for a NULL row), read as
  * `mode` says (fl: for FOLD_RIGHT and FOLD_EDGE). *bad collects NaN tests: of
  * columns 0..2SP_VL - 1, and of 1..2SP_VL too in the row's last block (last); a
- * block's column 2SP_VL is the next block's column 0. */
+ * block's column 2SP_VL is the next block's column 0. With track, *kc gets
+ * each lane's winning column 0, 1 or 2. */
 SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
-                    const fold_lanes *fl, int last, vm *bad) {
+                    const fold_lanes *fl, int last, vm *bad, int track,
+                    vi *kc) {
   const vf ninf = vf_set1(-INFINITY);
+  if (track)
+    *kc = vi_set1(0);
   if (!row)
     return ninf;
   const float *p = row + 2 * (ptrdiff_t)ox0 - 1;
@@ -1345,25 +1385,62 @@ SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
     *bad = vm_or(*bad, vm_unord(v[2], v[3]));
   vf t[3];
   taps3s2(v, t);
+  if (track)
+    return max3_track(t[0], vi_set1(0), t[1], vi_set1(1), t[2], vi_set1(2), kc);
   return vf_max_x86(t[2], vf_max_x86(t[1], t[0]));
 }
 
-/* One block of the row pair at y (the second output row at y + ow when
- * two): outputs ox0 .. ox0 + cnt - 1. */
+/* Where a 3x3/s2/p1 block writes: y at output element o (the second row's
+ * at o + ow), and with track the indices of type it, the tap numbers (U8)
+ * or the flat positions of the pair's first window row, iy0 * w (iy0 =
+ * 2oy - 1 may be -1: only a valid tap can win). */
+typedef struct out3x3s2 {
+  float *y;
+  void *ind;
+  simdpool_index_type it;
+  size_t o;
+  int32_t w, iy0w;
+} out3x3s2;
+
+/* One output row of a block from its three row folds, in order: the value,
+ * and with track the winner's index (row steps kr: 3 taps or w elements).
+ * A lane whose max is -inf may have taken a padding tap as its winner (it
+ * is -inf too), so such lanes count as bad with track: the row pair is
+ * redone with compare-and-select, which knows which taps are valid. */
+SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t ox0, size_t cnt,
+                         const out3x3s2 *out, size_t o, int32_t rowbase,
+                         int track, vm *bad) {
+  if (!track) {
+    store_lanes(out->y + o, vf_max_x86(f[2], vf_max_x86(f[1], f[0])), cnt);
+    return;
+  }
+  const int u8 = out->it == SIMDPOOL_INDEX_U8;
+  const int32_t kr = u8 ? 3 : out->w;
+  vi tap;
+  const vf m = max3_track(f[0], kc[0], f[1], vi_add(kc[1], vi_set1(kr)), f[2],
+                          vi_add(kc[2], vi_set1(2 * kr)), &tap);
+  *bad = vm_or(*bad, vm_and(vm_eq(m, vf_set1(-INFINITY)), vm_range(0, cnt)));
+  store_lanes(out->y + o, m, cnt);
+  if (!u8) /* + the flat position of each lane's window corner */
+    tap = vi_add(tap, vi_ramp(rowbase + 2 * (int32_t)ox0 - 1, 2));
+  store_index(out->ind, out->it, o, tap, cnt);
+}
+
+/* One block of the row pair: outputs ox0 .. ox0 + cnt - 1 of output rows
+ * oy and (two) oy + 1. */
 SP_HOT void max3x3s2_block(const float *const row[5], size_t ox0, size_t cnt,
                            size_t w, size_t ow, int mode, int last, int two,
-                           vm *bad, float *y) {
+                           int track, vm *bad, const out3x3s2 *out) {
   const fold_lanes fl =
       mode >= FOLD_RIGHT ? fold_lanes_of(ox0, w) : (fold_lanes){{0}, {0}};
-  const vf f0 = fold3x3s2(row[0], ox0, mode, &fl, last, bad);
-  const vf f1 = fold3x3s2(row[1], ox0, mode, &fl, last, bad);
-  const vf f2 = fold3x3s2(row[2], ox0, mode, &fl, last, bad);
-  store_lanes(y + ox0, vf_max_x86(f2, vf_max_x86(f1, f0)), cnt);
-  if (two) {
-    const vf f3 = fold3x3s2(row[3], ox0, mode, &fl, last, bad);
-    const vf f4 = fold3x3s2(row[4], ox0, mode, &fl, last, bad);
-    store_lanes(y + ow + ox0, vf_max_x86(f4, vf_max_x86(f3, f2)), cnt);
-  }
+  vf f[5];
+  vi kc[5];
+  for (size_t r = 0; r < (two ? 5u : 3u); r++)
+    f[r] = fold3x3s2(row[r], ox0, mode, &fl, last, bad, track, &kc[r]);
+  max3x3s2_out(f, kc, ox0, cnt, out, out->o + ox0, out->iy0w, track, bad);
+  if (two)
+    max3x3s2_out(f + 2, kc + 2, ox0, cnt, out, out->o + ow + ox0,
+                 out->iy0w + 2 * out->w, track, bad);
 }
 
 /* The blocks of a row pair: the first (FOLD_LEFT when its columns 0 ..
@@ -1371,7 +1448,7 @@ SP_HOT void max3x3s2_block(const float *const row[5], size_t ox0, size_t cnt,
  * ends at ow, overlapping its predecessor (writing the same values twice
  * is harmless; outputs are plain stores): FOLD_IN or FOLD_RIGHT. Rows of at
  * most SP_VL outputs use FOLD_EDGE blocks. */
-static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
+SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
   const row_span in = interior_cols(g);
   const size_t ow = g->ow, w = g->w;
   /* A full block at ox0 reads columns 2ox0 - 1 .. 2ox0 + 2SP_VL - 1. Every
@@ -1394,19 +1471,24 @@ static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
                        ? xp + (iy1 - 1) * g->w
                        : NULL;
         }
-        float *y = io->y + ybase + oy * ow;
+        const out3x3s2 out = {
+            io->y,           io->indices, g->index_type,
+            ybase + oy * ow, (int32_t)w,  (int32_t)(2 * oy * w) - (int32_t)w};
         vm bad = vm_range(0, 0);
         size_t ox0 = 0;
         if (wide) {
-          max3x3s2_block(row, 0, SP_VL, w, ow, FOLD_LEFT, 0, two, &bad, y);
+          max3x3s2_block(row, 0, SP_VL, w, ow, FOLD_LEFT, 0, two, track, &bad,
+                         &out);
           for (ox0 = SP_VL; ox0 + SP_VL < ow; ox0 += SP_VL)
-            max3x3s2_block(row, ox0, SP_VL, w, ow, FOLD_IN, 0, two, &bad, y);
+            max3x3s2_block(row, ox0, SP_VL, w, ow, FOLD_IN, 0, two, track, &bad,
+                           &out);
           max3x3s2_block(row, ow - SP_VL, SP_VL, w, ow,
-                         tail_in ? FOLD_IN : FOLD_RIGHT, 1, two, &bad, y);
+                         tail_in ? FOLD_IN : FOLD_RIGHT, 1, two, track, &bad,
+                         &out);
         } else {
           for (; ox0 < ow; ox0 += SP_VL)
             max3x3s2_block(row, ox0, ow - ox0 < SP_VL ? ow - ox0 : SP_VL, w, ow,
-                           FOLD_EDGE, 1, two, &bad, y);
+                           FOLD_EDGE, 1, two, track, &bad, &out);
         }
         if (!vm_any(bad))
           continue;
@@ -1414,7 +1496,7 @@ static inline void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io) {
           size_t ki0, ki1;
           sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
           max_row_nchw(g, io, xp, &in, oy + r, ki0, ki1, ybase + (oy + r) * ow,
-                       0);
+                       track);
         }
       }
     }
@@ -1435,9 +1517,12 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nchw_body(g, io, 1);
 }
 
-/* SP_SHAPE_3X3S2P1 without indices (the ResNet stem). */
+/* SP_SHAPE_3X3S2P1 (the ResNet stem), every index type. */
 void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
-  max3x3s2_nchw_direct(g, io);
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    max3x3s2_nchw_direct(g, io, 0);
+  else
+    max3x3s2_nchw_direct(g, io, 1);
 }
 
 /* sw_c: the column stride when it is a compile-time 1 or 2, else 0; k3: a
