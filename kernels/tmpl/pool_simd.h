@@ -503,8 +503,80 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
     canonicalize(io->dx, in_count(g));
 }
 
+/* MAX backward, NHWC, undilated windows at least as wide as their stride
+ * in both axes (overlapping or tiling: every pixel up to the last window
+ * is covered), from indices or from x: each output's winners are read (or
+ * recomputed) once per channel block and its dy goes to the pixels of its
+ * window, lanes over channels. Walking the outputs in order, a pixel's
+ * covering outputs come in output order: the first of them (kernel row
+ * ki >= kh - sh or output row 0, and likewise for columns: no earlier
+ * output covers the pixel) stores +0.0f + its share, later ones add to
+ * what is there while it is in cache. So every dx element is the
+ * reference's sum in the reference's order, written without a zeroing pass
+ * or a gather's repeated index reads; pixels past the last windows are
+ * +0.0f. k3: a compile-time 3x3/stride-2 window (the ResNet stem). */
+static inline int bwd_inorder_fits(const sp_geom *g) {
+  return g->dh == 1 && g->dw == 1 && g->sh <= g->kh && g->sw <= g->kw;
+}
+
+SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
+                                     int from_x, int k3) {
+  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t KH = k3 ? 3 : g->kh, KW = k3 ? 3 : g->kw;
+  const size_t SH = k3 ? 2 : g->sh, SW = k3 ? 2 : g->sw;
+  const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = from_x ? io->x + n * H * W * C : NULL;
+    float *dxn = io->dx + n * H * W * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const window win = window_at(g, oy, ox);
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi key;
+          if (from_x)
+            max_block_nhwc(g, xn, &win, c, cn, 1, it, &key);
+          else
+            key = load_index(io->indices, it, o + c, cn);
+          const vf dy = load_lanes(io->dy + o + c, cn);
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            const size_t iy = (size_t)(win.iy + (ptrdiff_t)ki);
+            const int first_row = oy == 0 || ki + SH >= KH;
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t ix = (size_t)(win.ix + (ptrdiff_t)kj);
+              const int32_t val = (int32_t)(u8 ? ki * KW + kj : iy * W + ix);
+              const vf t = vf_select(vm_eq_i(key, vi_set1(val)), vf_zero(), dy);
+              float *p = dxn + (iy * W + ix) * C + c;
+              const int first = first_row && (ox == 0 || kj + SW >= KW);
+              store_lanes(p, vf_add(first ? vf_zero() : load_lanes(p, cn), t),
+                          cn);
+            }
+          }
+        }
+      }
+    }
+    /* Rows and columns past the last windows. */
+    const size_t end_y = (g->oh - 1) * SH + KH - g->pt;
+    const size_t end_x = (g->ow - 1) * SW + KW - g->pl;
+    const size_t rows = end_y < H ? end_y : H, cols = end_x < W ? end_x : W;
+    for (size_t iy = 0; iy < rows && cols < W; iy++)
+      zero_tensor(dxn + (iy * W + cols) * C, (W - cols) * C);
+    if (rows < H)
+      zero_tensor(dxn + rows * W * C, (H - rows) * W * C);
+  }
+  if (!finite)
+    canonicalize(io->dx, in_count(g));
+}
+
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  maxpool_bwd_nhwc_body(g, io, 0);
+  if (bwd_inorder_fits(g))
+    maxpool_bwd_inorder_nhwc(g, io, 1, 0);
+  else
+    maxpool_bwd_nhwc_body(g, io, 0);
 }
 
 /* MAX backward from indices, NHWC, gathered: each dx pixel sums, in output
@@ -627,76 +699,20 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
 }
 
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (bwd_gather_fits(g))
+  if (bwd_inorder_fits(g))
+    maxpool_bwd_inorder_nhwc(g, io, 0, 0);
+  else if (bwd_gather_fits(g))
     maxpool_bwd_idx_nhwc_gather(g, io);
   else
     maxpool_bwd_nhwc_body(g, io, 1);
 }
 
-/* MAX backward 3x3/stride-2/pad-1 (the ResNet stem), NHWC, from indices or
- * from x: each output's winners are read (or recomputed) once per channel
- * block and its dy goes to the (up to) nine pixels of its window, lanes
- * over channels. Output (m, j) covers dx rows 2m-1 .. 2m+1 and columns
- * 2j-1 .. 2j+1, so a pixel's covering outputs come in output order as the
- * outputs are walked in order: the first one (window row r >= 1 or m == 0,
- * and column q >= 1 or j == 0) stores +0.0f + its share, the later ones (at
- * most three more, for odd rows and columns) add to what is there while it
- * is in cache. Every dx element is thus the reference's sum in the
- * reference's order; pixels no window covers are +0.0f. No zeroing pass. */
-SP_HOT void bwd3x3s2_nhwc_body(const sp_geom *g, const sp_io *io, int from_x) {
-  const size_t C = g->c, H = g->h, W = g->w;
-  const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
-  const int u8 = it == SIMDPOOL_INDEX_U8;
-  int finite = 1;
-  for (size_t n = 0; n < g->n; n++) {
-    const float *xn = from_x ? io->x + n * H * W * C : NULL;
-    float *dxn = io->dx + n * H * W * C;
-    for (size_t m = 0; m < g->oh; m++) {
-      finite &= dy_row_finite(g, io, n, m);
-      for (size_t j = 0; j < g->ow; j++) {
-        const size_t o = ((n * g->oh + m) * g->ow + j) * C;
-        const window win = window_at(g, m, j);
-        for (size_t c = 0; c < C; c += SP_VL) {
-          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          vi key;
-          if (from_x)
-            max_block_nhwc(g, xn, &win, c, cn, 1, it, &key);
-          else
-            key = load_index(io->indices, it, o + c, cn);
-          const vf dy = load_lanes(io->dy + o + c, cn);
-          for (size_t r = win.ki0; r < win.ki1; r++) {
-            const size_t iy = 2 * m + r - 1;
-            for (size_t q = win.kj0; q < win.kj1; q++) {
-              const size_t ix = 2 * j + q - 1;
-              const int32_t val = (int32_t)(u8 ? r * 3 + q : iy * W + ix);
-              const vf t = vf_select(vm_eq_i(key, vi_set1(val)), vf_zero(), dy);
-              float *p = dxn + (iy * W + ix) * C + c;
-              const int first = (r >= 1 || m == 0) && (q >= 1 || j == 0);
-              store_lanes(p, vf_add(first ? vf_zero() : load_lanes(p, cn), t),
-                          cn);
-            }
-          }
-        }
-      }
-    }
-    /* Rows and columns past the last windows. */
-    const size_t rows = 2 * g->oh < H ? 2 * g->oh : H;
-    const size_t cols = 2 * g->ow < W ? 2 * g->ow : W;
-    for (size_t iy = 0; iy < rows && cols < W; iy++)
-      zero_tensor(dxn + (iy * W + cols) * C, (W - cols) * C);
-    if (rows < H)
-      zero_tensor(dxn + rows * W * C, (H - rows) * W * C);
-  }
-  if (!finite)
-    canonicalize(io->dx, in_count(g));
-}
-
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  bwd3x3s2_nhwc_body(g, io, 1);
+  maxpool_bwd_inorder_nhwc(g, io, 1, 1);
 }
 
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  bwd3x3s2_nhwc_body(g, io, 0);
+  maxpool_bwd_inorder_nhwc(g, io, 0, 1);
 }
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
