@@ -2,12 +2,12 @@
  * benches iterate. */
 #include "kernel.h"
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask)                    \
+#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, rows)              \
   void fn(const sp_geom *g, const sp_io *io);
 #include "registry.inc"
 #undef SP_KERNEL
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask)                    \
+#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, rows)              \
   {#fn,                                                                        \
    SIMDPOOL_ISA_##isa,                                                         \
    SIMDPOOL_##method,                                                          \
@@ -15,6 +15,7 @@
    SP_OP_##op,                                                                 \
    SP_SHAPE_##shape,                                                           \
    (mask),                                                                     \
+   (rows),                                                                     \
    fn},
 const sp_kernel_entry sp_registry[] = {
 #include "registry.inc"

@@ -24,6 +24,11 @@ typedef struct sp_geom {
   size_t pt, pl, pb, pr; /* resolved pads: top, left, bottom, right */
   int count_include_pad; /* AVG */
   float p;               /* LP */
+  /* Backward kernels whose registry entry has row_range: write only dx rows
+   * [row0, row1) of each plane (reading every output that covers them);
+   * row1 == 0 means every row. Plan creation sets both to 0; only the
+   * parallel split sets them, and only for such kernels. */
+  size_t row0, row1;
 } sp_geom;
 
 /* The tensors of one call. Forward reads x and writes y (and indices when the
@@ -93,6 +98,7 @@ typedef struct sp_kernel_entry {
   sp_op op;
   sp_shape shape;
   unsigned index_mask; /* SP_IDX_* : index types this kernel handles */
+  int row_range; /* honours sp_geom's row0/row1 where sp_bwd_rows_ok(g) */
   sp_kernel_fn fn;
 } sp_kernel_entry;
 

@@ -514,11 +514,9 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
  * what is there while it is in cache. So every dx element is the
  * reference's sum in the reference's order, written without a zeroing pass
  * or a gather's repeated index reads; pixels past the last windows are
- * +0.0f. k3: a compile-time 3x3/stride-2 window (the ResNet stem). */
-static inline int bwd_inorder_fits(const sp_geom *g) {
-  return g->dh == 1 && g->dw == 1 && g->sh <= g->kh && g->sw <= g->kw;
-}
-
+ * +0.0f. Writes only dx rows [row0, row1) (sp_geom; the parallel split's
+ * row bands), visiting every output that covers them. k3: a compile-time
+ * 3x3/stride-2 window (the ResNet stem). */
 SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
                                      int from_x, int k3) {
   const size_t C = g->c, H = g->h, W = g->w;
@@ -526,11 +524,16 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
   const size_t SH = k3 ? 2 : g->sh, SW = k3 ? 2 : g->sw;
   const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
   const int u8 = it == SIMDPOOL_INDEX_U8;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  /* The output rows whose windows reach rows [R0, R1). */
+  const size_t oy0 = R0 + g->pt >= KH ? (R0 + g->pt - KH) / SH + 1 : 0;
+  size_t oy1 = (R1 + g->pt + SH - 1) / SH;
+  oy1 = oy1 < g->oh ? oy1 : g->oh;
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = from_x ? io->x + n * H * W * C : NULL;
     float *dxn = io->dx + n * H * W * C;
-    for (size_t oy = 0; oy < g->oh; oy++) {
+    for (size_t oy = oy0; oy < oy1; oy++) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
@@ -543,7 +546,12 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
           else
             key = load_index(io->indices, it, o + c, cn);
           const vf dy = load_lanes(io->dy + o + c, cn);
-          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+          /* The window's valid rows inside the band. */
+          const ptrdiff_t r0 = (ptrdiff_t)R0 - win.iy,
+                          r1 = (ptrdiff_t)R1 - win.iy;
+          const size_t ka = r0 > (ptrdiff_t)win.ki0 ? (size_t)r0 : win.ki0;
+          const size_t kb = r1 < (ptrdiff_t)win.ki1 ? (size_t)r1 : win.ki1;
+          for (size_t ki = ka; ki < kb; ki++) {
             const size_t iy = (size_t)(win.iy + (ptrdiff_t)ki);
             const int first_row = oy == 0 || ki + SH >= KH;
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
@@ -559,21 +567,24 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
         }
       }
     }
-    /* Rows and columns past the last windows. */
+    /* Rows and columns past the last windows, inside the band. */
     const size_t end_y = (g->oh - 1) * SH + KH - g->pt;
     const size_t end_x = (g->ow - 1) * SW + KW - g->pl;
-    const size_t rows = end_y < H ? end_y : H, cols = end_x < W ? end_x : W;
-    for (size_t iy = 0; iy < rows && cols < W; iy++)
+    const size_t rows = end_y < R1 ? end_y : R1, cols = end_x < W ? end_x : W;
+    for (size_t iy = R0; iy < rows && cols < W; iy++)
       zero_tensor(dxn + (iy * W + cols) * C, (W - cols) * C);
-    if (rows < H)
-      zero_tensor(dxn + rows * W * C, (H - rows) * W * C);
+    if (rows < R1) {
+      const size_t from = rows > R0 ? rows : R0;
+      zero_tensor(dxn + from * W * C, (R1 - from) * W * C);
+    }
   }
   if (!finite)
-    canonicalize(io->dx, in_count(g));
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
 }
 
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (bwd_inorder_fits(g))
+  if (sp_bwd_rows_ok(g))
     maxpool_bwd_inorder_nhwc(g, io, 1, 0);
   else
     maxpool_bwd_nhwc_body(g, io, 0);
@@ -699,7 +710,7 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
 }
 
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (bwd_inorder_fits(g))
+  if (sp_bwd_rows_ok(g))
     maxpool_bwd_inorder_nhwc(g, io, 0, 0);
   else if (bwd_gather_fits(g))
     maxpool_bwd_idx_nhwc_gather(g, io);
