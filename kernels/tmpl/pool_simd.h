@@ -279,6 +279,30 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
       *t = vi_set1(0);
       return m;
     }
+  } else {
+    /* "Greater replaces" from the first tap, the index in the same select:
+     * the MAX step exactly unless a later tap is NaN (a NaN first tap is
+     * then never replaced, as in the reference). */
+    const size_t f0 = tap_flat(g, win, win->ki0, win->kj0);
+    vf m = load_lanes(xn + f0 * C + c, cn);
+    vi idx = vi_set1(index_value(it, win->ki0 * g->kw + win->kj0, f0));
+    vm bad = vm_range(0, 0);
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const size_t flat = tap_flat(g, win, ki, kj);
+        const vf v = load_lanes(xn + flat * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        const vm r = vm_gt(v, m);
+        m = vf_select(r, m, v);
+        idx =
+            vi_select(r, idx, vi_set1(index_value(it, ki * g->kw + kj, flat)));
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = idx;
+      return m;
+    }
   }
   vf m = vf_zero();
   vi idx = vi_set1(0);
