@@ -114,6 +114,12 @@ int sp_flat_indices_ok_sse41(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_avx2(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_avx512(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_neon(const sp_geom *g, const void *indices);
+/* The same for U8 tap numbers (any padding and dilation). */
+int sp_u8_indices_ok_base(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_sse41(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_avx2(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_avx512(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_neon(const sp_geom *g, const void *indices);
 
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u
