@@ -206,9 +206,11 @@ SIMDPOOL_API simdpool_status simdpool_forward_parallel(
 /* simdpool_backward() spread like simdpool_forward_parallel(), bit-identical
  * to it. Where windows of neighbouring output rows share input rows
  * (kernel extent > stride), or MAX reads I32/I64 indices, the tasks split
- * only the planes (n*c in NCHW, n in NHWC). Statuses as simdpool_backward();
- * index validation runs on the calling thread before any task. The
- * floating-point environment as for simdpool_forward_parallel(). */
+ * only the planes (n*c in NCHW, n in NHWC), except NHWC MAX with undilated
+ * windows, which splits into bands of dx rows. Statuses as
+ * simdpool_backward(); index validation runs on the pool, chunk by chunk,
+ * before any task computes. The floating-point environment as for
+ * simdpool_forward_parallel(). */
 SIMDPOOL_API simdpool_status
 simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
                            const void *indices, const float *x, float *dx,
