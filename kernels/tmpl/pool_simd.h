@@ -2557,8 +2557,29 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
   }
 }
 
+/* From x, planes of at most BWD3_PLANE outputs: each plane's winners come
+ * from the forward's direct kernel (U8 taps, the folds with tracking) into
+ * a stack scratch, then the from-U8 kernel runs on them; recomputing each
+ * window per dx row (bwd3x3s2_key) costs three times as much. */
+#define BWD3_PLANE 3328 /* outputs: 16.25 KiB of y and taps */
+
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
-  bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
+  const size_t ohw = g->oh * g->ow, hw = g->h * g->w;
+  if (ohw > BWD3_PLANE) {
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
+    return;
+  }
+  _Alignas(64) float ys[BWD3_PLANE];
+  uint8_t taps[BWD3_PLANE];
+  sp_geom g1 = *g;
+  g1.n = g1.c = 1;
+  g1.index_type = SIMDPOOL_INDEX_U8;
+  for (size_t p = 0; p < g->n * g->c; p++) {
+    const sp_io fwd = {io->x + p * hw, ys, taps, NULL, NULL};
+    max3x3s2_nchw_direct(&g1, &fwd, 1);
+    const sp_io bwd = {NULL, NULL, taps, io->dy + p * ohw, io->dx + p * hw};
+    bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
+  }
 }
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
