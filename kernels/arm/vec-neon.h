@@ -3,8 +3,9 @@
  *
  * Semantics follow the x86 layers, not NEON's own instructions where they
  * differ: vmaxq_f32 propagates NaN and orders -0 < +0, so the max below is a
- * compare + select; no fused multiply-add is used anywhere (vfmaq would round
- * once where the scalar reference rounds twice). */
+ * compare + select; no fused multiply-add is used (vfmaq would round once
+ * where the scalar reference rounds twice) except inside vf_div_exact, whose
+ * exactness is proven (tests/test_divide.c). */
 #ifndef SIMDPOOL_VEC_NEON_H
 #define SIMDPOOL_VEC_NEON_H
 
@@ -97,6 +98,14 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return vdivq_f32(a, b);
 }
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r,
+ * e = fma(-q, d, x) (the exact residual), q + e*r rounded once. Exact only
+ * where the template's div_by uses it (tests/test_divide.c). */
+#define SP_DIV_EXACT 1
+static inline vf vf_div_exact(vf x, vf d, vf r) {
+  const float32x4_t q = vmulq_f32(x, r);
+  return vfmaq_f32(q, vfmsq_f32(x, q, d), r);
+}
 static inline vf vf_sqrt(vf a) {
   return vsqrtq_f32(a);
 }
@@ -127,6 +136,10 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return vmvnq_u32(vandq_u32(vceqq_f32(a, a), vceqq_f32(b, b)));
+}
+/* Lanes where a is not in [lo, hi] (NaN included). */
+static inline vm vm_outside(vf a, vf lo, vf hi) {
+  return vmvnq_u32(vandq_u32(vcgeq_f32(a, lo), vcleq_f32(a, hi)));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

@@ -177,6 +177,86 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
   return vf_mul(vf_mul(g, lp_sign_v(x)), lp_pow_v(vf_abs(x), p - 1.0f));
 }
 
+/* ---------------------------------------------------------- AVG division
+ * AVG divides by an integer count d: IEEE x / d, correctly rounded. With
+ * FMA (SP_DIV_EXACT) a divisor also holds r = RN(1/d), and div_by returns
+ * Markstein's q + e*r (vf_div_exact): for every integer d in
+ * [1, SP_DIV_FAST_MAX] and every x with SP_DIV_FAST_MIN <= |x| <= FLT_MAX
+ * that is exactly x / d, as tests/test_divide.c proves (its header gives the
+ * argument). The other lanes take x itself where x is ±0, ±inf or NaN (x / d
+ * is x for d >= 1; a NaN result is canonicalized by every caller), and a
+ * real division where 0 < |x| < SP_DIV_FAST_MIN, computed only when some
+ * lane of the vector needs it. Divisors outside the range always divide. */
+typedef struct divisor {
+  vf d, r;  /* r = RN(1/d) when fast */
+  int fast; /* every lane's d is an integer in [1, SP_DIV_FAST_MAX] */
+} divisor;
+
+/* Per call or per row, never per vector: it divides once. */
+static inline divisor divisor_of(vf d) {
+  divisor v = {d, d, 0};
+#if SP_DIV_EXACT
+  /* d is an integer iff (d + 2^23) - 2^23 == d, for 0 <= d < 2^23. */
+  const vf big = vf_set1(0x1p23f);
+  const vm frac =
+      vm_andnot(vm_eq(vf_sub(vf_add(d, big), big), d), vm_range(0, SP_VL));
+  v.fast = !vm_any(
+      vm_or(frac, vm_outside(d, vf_set1(1.0f), vf_set1(SP_DIV_FAST_MAX))));
+  v.r = vf_div(vf_set1(1.0f), d);
+#endif
+  return v;
+}
+
+static inline divisor divisor_set1(float d) {
+  return divisor_of(vf_set1(d));
+}
+
+/* A compile-time integer d in [1, SP_DIV_FAST_MAX] (1/d folds). */
+static inline divisor divisor_const(float d) {
+  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT};
+  return v;
+}
+
+/* A divisor for which div_by divides: where d changes too often for r. */
+static inline divisor divisor_plain(vf d) {
+  const divisor v = {d, d, 0};
+  return v;
+}
+
+/* x / v->d per lane, exactly as vf_div. */
+SP_HOT vf div_by(vf x, const divisor *v) {
+#if SP_DIV_EXACT
+  if (v->fast) {
+    const vf q = vf_div_exact(x, v->d, v->r);
+    const vf a = vf_abs(x);
+    const vm other = vm_outside(a, vf_set1(SP_DIV_FAST_MIN), vf_set1(FLT_MAX));
+    if (!vm_any(other))
+      return q;
+    const vf y = vf_select(other, q, x); /* ±0, ±inf, NaN */
+    const vm tiny =
+        vm_and(vm_gt(a, vf_zero()), vm_lt(a, vf_set1(SP_DIV_FAST_MIN)));
+    return vm_any(tiny) ? vf_select(tiny, y, vf_div(x, v->d)) : y;
+  }
+#endif
+  return vf_div(x, v->d);
+}
+
+/* The division above over an array, for its proof (sp_divide_fn): one
+ * divisor d[0] (d_stride 0), or one per element (d_stride 1), with the
+ * unused lanes of a short last vector dividing by 1 as in the kernels. */
+int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
+                     size_t n) {
+  divisor v = divisor_set1(d[0]);
+  for (size_t i = 0; i < n; i += SP_VL) {
+    const size_t cnt = n - i < SP_VL ? n - i : SP_VL;
+    if (d_stride)
+      v = divisor_of(
+          vf_select(vm_range(0, cnt), vf_set1(1.0f), load_lanes(d + i, cnt)));
+    store_lanes(y + i, div_by(load_lanes(x + i, cnt), &v), cnt);
+  }
+  return SP_DIV_EXACT;
+}
+
 /* Every NaN in dx becomes canonical (arithmetic NaN rule). */
 static inline void canonicalize(float *dx, size_t count) {
   size_t i = 0;

@@ -107,6 +107,16 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm256_div_ps(a, b);
 }
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r,
+ * e = fma(-q, d, x) (the exact residual), q + e*r rounded once. Exact only
+ * where the template's div_by uses it (tests/test_divide.c). The file is
+ * built with -mfma for these two intrinsics alone: -ffp-contract=off keeps
+ * the compiler from fusing anything else (dispatch runs AVX2 only with FMA). */
+#define SP_DIV_EXACT 1
+static inline vf vf_div_exact(vf x, vf d, vf r) {
+  const __m256 q = _mm256_mul_ps(x, r);
+  return _mm256_fmadd_ps(_mm256_fnmadd_ps(q, d, x), r, q);
+}
 static inline vf vf_sqrt(vf a) {
   return _mm256_sqrt_ps(a);
 }
@@ -133,6 +143,11 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+}
+/* Lanes where a is not in [lo, hi] (NaN included). */
+static inline vm vm_outside(vf a, vf lo, vf hi) {
+  return _mm256_or_ps(_mm256_cmp_ps(a, lo, _CMP_NGE_UQ),
+                      _mm256_cmp_ps(a, hi, _CMP_NLE_UQ));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

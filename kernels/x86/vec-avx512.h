@@ -111,6 +111,14 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm512_div_ps(a, b);
 }
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r,
+ * e = fma(-q, d, x) (the exact residual), q + e*r rounded once. Exact only
+ * where the template's div_by uses it (tests/test_divide.c). */
+#define SP_DIV_EXACT 1
+static inline vf vf_div_exact(vf x, vf d, vf r) {
+  const __m512 q = _mm512_mul_ps(x, r);
+  return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, d, x), r, q);
+}
 static inline vf vf_sqrt(vf a) {
   return _mm512_sqrt_ps(a);
 }
@@ -137,6 +145,11 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+}
+/* Lanes where a is not in [lo, hi] (NaN included). */
+static inline vm vm_outside(vf a, vf lo, vf hi) {
+  return (vm)~_mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(a, lo, _CMP_GE_OQ), a,
+                                      hi, _CMP_LE_OQ);
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

@@ -84,6 +84,8 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm_div_ps(a, b);
 }
+/* No FMA: the template's div_by divides (no vf_div_exact). */
+#define SP_DIV_EXACT 0
 static inline vf vf_sqrt(vf a) {
   return _mm_sqrt_ps(a);
 }
@@ -110,6 +112,10 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm_cmpunord_ps(a, b);
+}
+/* Lanes where a is not in [lo, hi] (NaN included). */
+static inline vm vm_outside(vf a, vf lo, vf hi) {
+  return _mm_or_ps(_mm_cmpnge_ps(a, lo), _mm_cmpnle_ps(a, hi));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {
