@@ -318,13 +318,14 @@ static inline window window_at(const sp_geom *g, size_t oy, size_t ox) {
 }
 
 /* AVG divisor of a window: a window with every tap inside the input has
- * kernel_h * kernel_w under either count_include_pad rule (the padded range
- * contains the input), so only border windows need counting. */
-static inline float window_divisor(const sp_geom *g, const window *win,
-                                   size_t oy, size_t ox) {
+ * kernel_h * kernel_w (*full) under either count_include_pad rule (the
+ * padded range contains the input), so only border windows need counting. */
+static inline divisor window_divisor(const sp_geom *g, const window *win,
+                                     size_t oy, size_t ox,
+                                     const divisor *full) {
   if (win->ki1 - win->ki0 == g->kh && win->kj1 - win->kj0 == g->kw)
-    return (float)(g->kh * g->kw);
-  return sp_avg_divisor(g, oy, ox);
+    return *full;
+  return divisor_set1(sp_avg_divisor(g, oy, ox));
 }
 
 /* Flat input position of tap (ki, kj) of a window. */
@@ -691,12 +692,13 @@ void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * C;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
@@ -704,7 +706,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           sum4_nhwc(g, xn, &win, c, 0, 0, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
             vf_store(io->y + o + c + (size_t)u * SP_VL,
-                     vcanon(vf_div(acc[u], div)));
+                     vcanon(div_by(acc[u], &div)));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -713,7 +715,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
               acc = vf_add(
                   acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * C + c, cn));
-          store_lanes(io->y + o + c, vcanon(vf_div(acc, div)), cn);
+          store_lanes(io->y + o + c, vcanon(div_by(acc, &div)), cn);
         }
       }
     }
@@ -722,6 +724,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
   zero_tensor(io->dx, in_count(g));
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
@@ -730,11 +733,11 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          const vf share = vf_div(load_lanes(io->dy + o + c, cn), div);
+          const vf share = div_by(load_lanes(io->dy + o + c, cn), &div);
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
               float *p = dxn + tap_flat(g, &win, ki, kj) * C + c;
@@ -1102,10 +1105,18 @@ SP_HOT vf cols_divisor(const sp_geom *g, const row_span *in, size_t ny,
  * forwarding stall, far too much per block and row. */
 #define COL_DIV_MAX 8
 
+/* AVG also keeps the divisors (d and r = RN(1/d), div_by) of rows with
+ * kh - j counted kernel rows, j < COL_NY (interior rows and the usual
+ * border rows), for each border block (slot k < COL_DIV_MAX) and for the
+ * interior blocks (slot COL_DIV_MAX). */
+#define COL_NY 4
+
 typedef struct col_divs {
   size_t left, right; /* blocks [0, left) and [right, nb) are border */
   int ok;             /* 0: too many border blocks, use cols_divisor */
   vf f[COL_DIV_MAX];
+  vf d[COL_NY][COL_DIV_MAX + 1], r[COL_NY][COL_DIV_MAX + 1];
+  int fast[COL_NY][COL_DIV_MAX + 1];
 } col_divs;
 
 static inline void col_divs_init(const sp_geom *g, const row_span *in,
@@ -1133,6 +1144,19 @@ static inline void col_divs_init(const sp_geom *g, const row_span *in,
     }
     cd->f[k++] = vf_load(lane);
   }
+  for (size_t j = 0; g->method == SIMDPOOL_AVG && j < COL_NY && j < g->kh;
+       j++) {
+    const vf ny = vf_set1((float)(g->kh - j));
+    for (size_t i = 0; i <= COL_DIV_MAX; i++) {
+      if (i < COL_DIV_MAX && i >= k)
+        continue;
+      const divisor v = divisor_of(
+          vf_mul(ny, i < COL_DIV_MAX ? cd->f[i] : vf_set1((float)g->kw)));
+      cd->d[j][i] = v.d;
+      cd->r[j][i] = v.r;
+      cd->fast[j][i] = v.fast;
+    }
+  }
 }
 
 /* The column factors of block bi (outputs bi*SP_VL..); cd->ok. A row with
@@ -1141,6 +1165,23 @@ SP_HOT vf col_factor(const sp_geom *g, const col_divs *cd, size_t bi) {
   if (bi >= cd->left && bi < cd->right)
     return vf_set1((float)g->kw);
   return cd->f[bi < cd->left ? bi : cd->left + (bi - cd->right)];
+}
+
+/* x / (ny * col_factor(bi)): the AVG division of block bi of a row with ny
+ * counted kernel rows, from the kept divisors where it has them. */
+SP_HOT vf col_div(const sp_geom *g, const col_divs *cd, size_t bi, size_t ny,
+                  vf x) {
+  const size_t j = g->kh - ny;
+  if (j < COL_NY) {
+    const size_t i = bi >= cd->left && bi < cd->right ? COL_DIV_MAX
+                     : bi < cd->left                  ? bi
+                                     : cd->left + (bi - cd->right);
+    const divisor v = {cd->d[j][i], cd->r[j][i], cd->fast[j][i]};
+    return div_by(x, &v);
+  }
+  const divisor v =
+      divisor_plain(vf_mul(vf_set1((float)ny), col_factor(g, cd, bi)));
+  return div_by(x, &v);
 }
 
 /* Runs the body (the last argument) for every output row of every plane, in
@@ -1536,9 +1577,9 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
   FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_zero(), {
     for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
       const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
-      vf ny[PAD_ROWS]; /* each row's valid kernel rows (AVG) */
+      size_t ny[PAD_ROWS]; /* each row's counted kernel rows (AVG) */
       for (size_t r = 0; r < PAD_ROWS; r++)
-        ny[r] = vf_set1(lp || r >= nr ? 1.0f : (float)sp_avg_taps_h(g, oy + r));
+        ny[r] = lp || r >= nr ? g->kh : sp_avg_taps_h(g, oy + r);
       const float *srow = scratch + (oy - oy0) * gs;
       for (size_t bx = 0; bx < tc; bx += SP_VL) {
         const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
@@ -1554,10 +1595,9 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
             }
           }
         }
-        const vf cf = lp ? vf_zero() : col_factor(g, cd, (ox0 + bx) / SP_VL);
         for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
-                          : vf_div(acc[r], vf_mul(ny[r], cf));
+                          : col_div(g, cd, (ox0 + bx) / SP_VL, ny[r], acc[r]);
           store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
         }
       }
@@ -1589,14 +1629,28 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
    * blocks for col_divs: blocks read the input directly. */
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
+  size_t row_ny = 0; /* the interior divisor's rows, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
   FOR_EACH_ROW(g, {
     const size_t ny = sp_avg_taps_h(g, oy);
+    if (!lp && ny != row_ny) {
+      inner = divisor_set1((float)(ny * g->kw));
+      row_ny = ny;
+    }
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
-      const vf y = lp ? lp_root_v(kind, inv_p, acc)
-                      : vf_div(acc, cols_divisor(g, &in_, ny, ox, cnt));
+      vf y;
+      if (lp) {
+        y = lp_root_v(kind, inv_p, acc);
+      } else {
+        /* Border blocks: per-lane divisors that change too often for r. */
+        const divisor bd =
+            b.border ? divisor_plain(cols_divisor(g, &in_, ny, ox, cnt))
+                     : inner;
+        y = div_by(acc, &bd);
+      }
       store_lanes(io->y + orow + ox, vcanon(y), cnt);
     }
   });
@@ -1720,17 +1774,18 @@ static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
     dxp[flat[i]] += dy[i];
 }
 
-/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows). */
+/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows);
+ * AVG divides by *dv, the divisor of the row's interior columns. */
 static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
                                       int mode, sp_plane px, size_t orow,
-                                      const block *b) {
+                                      const block *b, const divisor *dv) {
   const float *xp = mode == BWD_LP ? io->x + px.base : NULL;
   float *dxp = io->dx + px.base;
   const vf dy = load_lanes(io->dy + orow + b->ox0, b->cnt);
   const int kind = lp_kind(g->p);
   vf gr = dy;
   if (mode == BWD_AVG) {
-    gr = vf_div(dy, vf_set1(sp_avg_divisor(g, b->oy, b->ox0)));
+    gr = div_by(dy, dv);
   } else if (kind != LP_ONE) {
     const vf acc = sum_block_nchw(g, xp, b, 1, kind);
     gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, 1.0f / g->p, acc));
@@ -1758,6 +1813,8 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t ew = g->dw * (g->kw - 1) + 1;
   const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
   const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
+  size_t row_d = 0; /* AVG: the divisor of interior columns, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
   FOR_EACH_ROW(g, {
     if (oy == 0)
       zeroed = 0;
@@ -1776,7 +1833,12 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
       } else if (disjoint && ox >= in_.lo && ox < in_.hi) {
         const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
         const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-        bwd_sum_block_nchw(g, io, mode, px, orow, &b);
+        const size_t d = mode == BWD_AVG ? sp_avg_taps_h(g, oy) * g->kw : 0;
+        if (d != row_d) {
+          inner = divisor_set1((float)d);
+          row_d = d;
+        }
+        bwd_sum_block_nchw(g, io, mode, px, orow, &b, &inner);
         ox += cnt;
       } else {
         bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
@@ -1891,8 +1953,10 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
       return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
     return max2x2(a00, a01, a10, a11, tap);
   }
-  if (method == P2_AVG)
-    return vcanon(vf_div(sum2x2(a00, a01, a10, a11), vf_set1(4.0f)));
+  if (method == P2_AVG) {
+    const divisor four = divisor_const(4.0f);
+    return vcanon(div_by(sum2x2(a00, a01, a10, a11), &four));
+  }
   return vcanon(
       lp_root_v(kind, inv_p,
                 sum2x2(lp_term_v(kind, pv, a00), lp_term_v(kind, pv, a01),
@@ -2031,7 +2095,8 @@ static inline void bwd2x2_masks(int mode, vi tap, vm *m00, vm *m01, vm *m10,
 }
 
 static inline vf bwd2x2_share(int mode, vf dy) {
-  const vf s = mode == BWD_AVG ? vf_div(dy, vf_set1(4.0f)) : dy;
+  const divisor four = divisor_const(4.0f);
+  const vf s = mode == BWD_AVG ? div_by(dy, &four) : dy;
   return vcanon(vf_add(vf_zero(), s));
 }
 
@@ -2361,8 +2426,9 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
       if (track)
         store_index(io->indices, g->index_type, o, idx[k], cnt);
     } else {
+      const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
-                                  : vf_div(acc[k], vf_set1((float)hw));
+                                  : div_by(acc[k], &dv);
       store_lanes(io->y + o, vcanon(y), cnt);
     }
   }
