@@ -27,7 +27,7 @@ const size_t sp_registry_size = sizeof sp_registry / sizeof sp_registry[0];
  * proof. */
 #define SP_DIVIDE_DECL(sfx)                                                    \
   int sp_divide_##sfx(const float *x, const float *d, size_t d_stride,         \
-                      float *y, size_t n);
+                      float *y, size_t n, int sum);
 #if SIMDPOOL_HAVE_SSE41
 SP_DIVIDE_DECL(sse41)
 #endif

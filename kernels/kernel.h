@@ -111,11 +111,13 @@ extern const size_t sp_registry_size;
 #define SP_DIV_FAST_MIN 0x1p-100f
 
 /* y[i] = x[i] / d[i * d_stride] (d_stride 0: d[0] for all, or 1) with the
- * division the AVG kernels of one ISA use; the proof in tests/test_divide.c
- * calls it. Like a kernel it computes and nothing else. Returns 1 when the
- * ISA has the fast path, 0 when it always divides (SSE4.1: no FMA). */
+ * division the AVG kernels of one ISA use, or with `sum` their output
+ * (+0 + x[i]) / d[i * d_stride], NaN canonical; the proof in
+ * tests/test_divide.c calls it. Like a kernel it computes and nothing else.
+ * Returns 1 when the ISA has the fast path, 0 when it always divides
+ * (SSE4.1: no FMA). */
 typedef int (*sp_divide_fn)(const float *x, const float *d, size_t d_stride,
-                            float *y, size_t n);
+                            float *y, size_t n, int sum);
 
 typedef struct sp_divide_entry {
   simdpool_isa isa;

@@ -80,7 +80,7 @@ typedef struct job {
   const float *edges;      /* values run with every divisor */
   size_t nedges;
   uint64_t values; /* divisions compared */
-  int failed;
+  int failed, sum;
   float d, x, got, want;
 } job;
 
@@ -116,26 +116,48 @@ static void pick_ieee_div(void) {
 #endif
 }
 
-/* Runs n values through the ISA's division by d and compares with x / d;
- * NaN matches any NaN. 0 on the first mismatch (recorded in j). */
-static int check_values(job *j, const float *x, size_t n, float d, float *y,
-                        float *want) {
-  j->fn(x, &d, 0, y, n);
-  ieee_div(x, d, want, n);
-  j->values += n;
-  if (memcmp(y, want, n * sizeof *y) == 0)
-    return 1;
+/* The AVG output the `sum` division must give from want = x / d: the
+ * quotient of +0 + x (+0 for -0), NaN canonical. */
+static float avg_want(float x, float want) {
+  if (isnan(want))
+    return bits_to_float(SP_CANONICAL_NAN_BITS);
+  return x == 0.0f ? 0.0f : want;
+}
+
+/* Compares y (from x by variant `sum`) with want; x / d's NaN matches any
+ * NaN, the AVG output's only the canonical one. 0 on the first mismatch
+ * (recorded in j). */
+static int compare(job *j, const float *x, const float *y, const float *want,
+                   size_t n, float d, int sum) {
   for (size_t i = 0; i < n; i++) {
-    if (float_bits(y[i]) != float_bits(want[i]) &&
-        !(isnan(y[i]) && isnan(want[i]))) {
+    const float w = sum ? avg_want(x[i], want[i]) : want[i];
+    if (float_bits(y[i]) != float_bits(w) &&
+        (sum || !(isnan(y[i]) && isnan(w)))) {
       j->failed = 1;
+      j->sum = sum;
       j->d = d;
       j->x = x[i];
       j->got = y[i];
-      j->want = want[i];
+      j->want = w;
       return 0;
     }
   }
+  return 1;
+}
+
+/* Runs n values through both of the ISA's divisions by d (x / d, and the
+ * AVG output of sum x) and compares them with IEEE x / d. */
+static int check_values(job *j, const float *x, size_t n, float d, float *y,
+                        float *want) {
+  ieee_div(x, d, want, n);
+  j->values += 2 * n;
+  j->fn(x, &d, 0, y, n, 0);
+  if (memcmp(y, want, n * sizeof *y) != 0 && !compare(j, x, y, want, n, d, 0))
+    return 0;
+  /* Positive normal x (the binades): the AVG output is x / d itself. */
+  j->fn(x, &d, 0, y, n, 1);
+  if (memcmp(y, want, n * sizeof *y) != 0 && !compare(j, x, y, want, n, d, 1))
+    return 0;
   return 1;
 }
 
@@ -299,7 +321,7 @@ START_TEST(division_is_exact) {
     return;
   }
   const float one = 1.0f;
-  const int fast = e->fn(NULL, &one, 0, NULL, 0);
+  const int fast = e->fn(NULL, &one, 0, NULL, 0, 0);
   rng_state = seed;
   float *divs = malloc(70000 * sizeof *divs);
   unsigned *binades = calloc(70000, sizeof *binades);
@@ -325,8 +347,12 @@ START_TEST(division_is_exact) {
       tdivs[t][m] = divs[k];
       tbin[t][m++] = binades[k];
     }
-    jobs[t] =
-        (job){e->fn, tdivs[t], m, tbin[t], edges, nedges, 0, 0, 0, 0, 0, 0};
+    jobs[t] = (job){.fn = e->fn,
+                    .divs = tdivs[t],
+                    .ndivs = m,
+                    .binades = tbin[t],
+                    .edges = edges,
+                    .nedges = nedges};
     ck_assert_int_eq(pthread_create(&tid[t], NULL, run_job, &jobs[t]), 0);
   }
   uint64_t values = 0;
@@ -339,10 +365,11 @@ START_TEST(division_is_exact) {
     const job *j = &jobs[t];
     ck_assert_msg(j->failed >= 0, "%s: out of memory", name);
     ck_assert_msg(!j->failed,
-                  "%s: %a / %.0f gave %a (0x%08" PRIx32 "), IEEE says %a "
+                  "%s: %s%a / %.0f gave %a (0x%08" PRIx32 "), IEEE says %a "
                   "(0x%08" PRIx32 ")",
-                  name, (double)j->x, (double)j->d, (double)j->got,
-                  float_bits(j->got), (double)j->want, float_bits(j->want));
+                  name, j->sum ? "AVG output (+0 + x) / d: " : "", (double)j->x,
+                  (double)j->d, (double)j->got, float_bits(j->got),
+                  (double)j->want, float_bits(j->want));
   }
   size_t per[N_BINADES] = {0}, odd = 0;
   float lo = divs[0], hi = divs[0];
@@ -353,7 +380,8 @@ START_TEST(division_is_exact) {
     for (unsigned b = 0; b < N_BINADES; b++)
       per[b] += binades[k] >> b & 1;
   }
-  printf("  proved  %-7s: %s; every 2^23 values of [1, 2) for %zu divisors "
+  printf("  proved  %-7s: %s, x / d and (+0 + x) / d; every 2^23 values of "
+         "[1, 2) for %zu divisors "
          "(%zu odd), of [2, 4) for %zu, of [2^-101, 2^-100), [2^-100, "
          "2^-99) and [2^127, 2^128) for %zu; %zu edge values for all %zu "
          "(%.0f .. %.0f): %" PRIu64
@@ -401,23 +429,21 @@ START_TEST(per_lane_divisors) {
         d[i] = odd_ones[(r >> 24) % (sizeof odd_ones / sizeof odd_ones[0])];
     }
     const size_t n = N - (size_t)round; /* short last vectors too */
-    e->fn(x, d, 1, y, n);
-    for (size_t i = 0; i < n; i++) {
-      const float want = x[i] / d[i];
-      if (float_bits(y[i]) != float_bits(want) && !(isnan(y[i]) && isnan(want)))
-        ck_abort_msg("%s: element %zu: %a / %a gave %a, IEEE says %a",
-                     simdpool_isa_name(e->isa), i, (double)x[i], (double)d[i],
-                     (double)y[i], (double)want);
-    }
-    /* One divisor outside the range for the whole array. */
+    /* One divisor outside the range for the whole array, too. */
     const float dd = odd_ones[(size_t)round % 12];
-    e->fn(x, &dd, 0, y, n);
-    for (size_t i = 0; i < n; i++) {
-      const float want = x[i] / dd;
-      if (float_bits(y[i]) != float_bits(want) && !(isnan(y[i]) && isnan(want)))
-        ck_abort_msg("%s: %a / %a gave %a, IEEE says %a",
-                     simdpool_isa_name(e->isa), (double)x[i], (double)dd,
-                     (double)y[i], (double)want);
+    for (int k = 0; k < 4; k++) {
+      const int sum = k % 2, lanes = k < 2;
+      e->fn(x, lanes ? d : &dd, (size_t)lanes, y, n, sum);
+      for (size_t i = 0; i < n; i++) {
+        const float di = lanes ? d[i] : dd, q = x[i] / di;
+        const float want = sum ? avg_want(x[i], q) : q;
+        if (float_bits(y[i]) != float_bits(want) &&
+            (sum || !(isnan(y[i]) && isnan(want))))
+          ck_abort_msg("%s: element %zu: %s%a / %a gave %a, IEEE says %a",
+                       simdpool_isa_name(e->isa), i,
+                       sum ? "(+0 + x) / d, " : "", (double)x[i], (double)di,
+                       (double)y[i], (double)want);
+      }
     }
   }
   printf("  lanes   %-7s: per-lane divisors in and out of the fast range "

@@ -98,13 +98,17 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return vdivq_f32(a, b);
 }
-/* x / d from r = RN(1/d) by Markstein's correction: q = x*r,
- * e = fma(-q, d, x) (the exact residual), q + e*r rounded once. Exact only
- * where the template's div_by uses it (tests/test_divide.c). */
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r, the exact
+ * residual x - q*d, and q + residual*r rounded once (two FMAs). Exact only
+ * where the template's div_lanes uses it (tests/test_divide.c). `sum` (a
+ * compile-time constant): fma(fma(-q, d, x), r, q), whose ±0 gives +0, the
+ * quotient of +0 + x; else q - fma(q, d, -x)*r, exact for ±0 too. */
 #define SP_DIV_EXACT 1
-static inline vf vf_div_exact(vf x, vf d, vf r) {
+static inline vf vf_div_exact(vf x, vf d, vf r, int sum) {
   const float32x4_t q = vmulq_f32(x, r);
-  return vfmaq_f32(q, vfmsq_f32(x, q, d), r);
+  if (sum)
+    return vfmaq_f32(q, vfmsq_f32(x, q, d), r);
+  return vfmsq_f32(q, vfmaq_f32(vnegq_f32(x), q, d), r);
 }
 static inline vf vf_sqrt(vf a) {
   return vsqrtq_f32(a);
@@ -137,9 +141,16 @@ static inline vm vm_nan(vf a) {
 static inline vm vm_unord(vf a, vf b) {
   return vmvnq_u32(vandq_u32(vceqq_f32(a, a), vceqq_f32(b, b)));
 }
-/* Lanes where a is not in [lo, hi] (NaN included). */
-static inline vm vm_outside(vf a, vf lo, vf hi) {
-  return vmvnq_u32(vandq_u32(vcgeq_f32(a, lo), vcleq_f32(a, hi)));
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  const uint32x4_t b = vreinterpretq_u32_f32(a);
+  return vtstq_u32(b, b);
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31). */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const uint32x4_t b = vreinterpretq_u32_f32(a);
+  return vmvnq_u32(
+      vandq_u32(vcgeq_u32(b, vdupq_n_u32(lo)), vcleq_u32(b, vdupq_n_u32(hi))));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

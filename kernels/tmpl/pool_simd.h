@@ -179,18 +179,27 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
 
 /* ---------------------------------------------------------- AVG division
  * AVG divides by an integer count d: IEEE x / d, correctly rounded. With
- * FMA (SP_DIV_EXACT) a divisor also holds r = RN(1/d), and div_by returns
- * Markstein's q + e*r (vf_div_exact): for every integer d in
- * [1, SP_DIV_FAST_MAX] and every x with SP_DIV_FAST_MIN <= |x| <= FLT_MAX
- * that is exactly x / d, as tests/test_divide.c proves (its header gives the
- * argument). The other lanes take x itself where x is ±0, ±inf or NaN (x / d
- * is x for d >= 1; a NaN result is canonicalized by every caller), and a
- * real division where 0 < |x| < SP_DIV_FAST_MIN, computed only when some
- * lane of the vector needs it. Divisors outside the range always divide. */
+ * FMA (SP_DIV_EXACT) a divisor also holds r = RN(1/d), and div_lanes
+ * returns Markstein's correction (vf_div_exact): for every integer d in
+ * [1, SP_DIV_FAST_MAX] and every x that is ±0 or has SP_DIV_FAST_MIN <=
+ * |x| <= FLT_MAX that is exactly x / d (or (+0 + x) / d), as
+ * tests/test_divide.c proves (its header gives the argument). Zeros stay on
+ * the fast path: the unused lanes of short blocks and the windows of zeros
+ * after a ReLU are common. The other lanes, found by integer compares that
+ * leave the floating-point adders to the sums: x itself for ±inf and NaN
+ * (x / d is x for d >= 1), and a real division where 0 < |x| <
+ * SP_DIV_FAST_MIN, computed only when some lane of the vector needs it.
+ * Divisors outside the range always divide. */
 typedef struct divisor {
   vf d, r;  /* r = RN(1/d) when fast */
   int fast; /* every lane's d is an integer in [1, SP_DIV_FAST_MAX] */
 } divisor;
+
+static inline uint32_t f32_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
 
 /* Per call or per row, never per vector: it divides once. */
 static inline divisor divisor_of(vf d) {
@@ -200,8 +209,8 @@ static inline divisor divisor_of(vf d) {
   const vf big = vf_set1(0x1p23f);
   const vm frac =
       vm_andnot(vm_eq(vf_sub(vf_add(d, big), big), d), vm_range(0, SP_VL));
-  v.fast = !vm_any(
-      vm_or(frac, vm_outside(d, vf_set1(1.0f), vf_set1(SP_DIV_FAST_MAX))));
+  v.fast = !vm_any(vm_or(
+      frac, vm_bits_outside(d, f32_bits(1.0f), f32_bits(SP_DIV_FAST_MAX))));
   v.r = vf_div(vf_set1(1.0f), d);
 #endif
   return v;
@@ -217,42 +226,64 @@ static inline divisor divisor_const(float d) {
   return v;
 }
 
-/* A divisor for which div_by divides: where d changes too often for r. */
+/* A divisor for which div_lanes divides: where d changes too often for r. */
 static inline divisor divisor_plain(vf d) {
   const divisor v = {d, d, 0};
   return v;
 }
 
-/* x / v->d per lane, exactly as vf_div. */
-SP_HOT vf div_by(vf x, const divisor *v) {
+/* x / v->d per lane, exactly as vf_div. With `sum`, (+0 + x) / v->d and NaN
+ * results canonical: the AVG output of a sum the reference starts from +0.
+ * Both compile-time constants. */
+SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
 #if SP_DIV_EXACT
   if (v->fast) {
-    const vf q = vf_div_exact(x, v->d, v->r);
+    const vf q = vf_div_exact(x, v->d, v->r, sum);
     const vf a = vf_abs(x);
-    const vm other = vm_outside(a, vf_set1(SP_DIV_FAST_MIN), vf_set1(FLT_MAX));
+    const vm other =
+        vm_and(vm_not_pzero(a), vm_bits_outside(a, f32_bits(SP_DIV_FAST_MIN),
+                                                f32_bits(FLT_MAX)));
     if (!vm_any(other))
-      return q;
-    const vf y = vf_select(other, q, x); /* ±0, ±inf, NaN */
-    const vm tiny =
-        vm_and(vm_gt(a, vf_zero()), vm_lt(a, vf_set1(SP_DIV_FAST_MIN)));
-    return vm_any(tiny) ? vf_select(tiny, y, vf_div(x, v->d)) : y;
+      return q;                          /* finite: no NaN */
+    const vf y = vf_select(other, q, x); /* ±inf, NaN */
+    const vm tiny = vm_bits_outside(a, f32_bits(FLT_MAX), 0x7fffffffu);
+    const vf z = vm_any(vm_and(other, tiny))
+                     ? vf_select(vm_and(other, tiny), y, vf_div(x, v->d))
+                     : y;
+    return sum ? vcanon(z) : z;
   }
 #endif
-  return vf_div(x, v->d);
+  const vf z = vf_div(sum ? vf_add(vf_zero(), x) : x, v->d);
+  return sum ? vcanon(z) : z;
+}
+
+/* x / d, exactly. */
+SP_HOT vf div_by(vf x, const divisor *v) {
+  return div_lanes(x, v, 0);
+}
+
+/* y of an AVG output from its sum x: (+0 + x) / d, NaN canonical. The
+ * leading +0 lets a kernel start a sum from its first term rather than from
+ * +0 + first term as the reference does: the two differ only when every
+ * term is -0 (-0 there, +0 in the reference; a sum from +0 is never -0). */
+SP_HOT vf avg_result(vf x, const divisor *v) {
+  return div_lanes(x, v, 1);
 }
 
 /* The division above over an array, for its proof (sp_divide_fn): one
  * divisor d[0] (d_stride 0), or one per element (d_stride 1), with the
- * unused lanes of a short last vector dividing by 1 as in the kernels. */
+ * unused lanes of a short last vector dividing by 1 as in the kernels;
+ * avg_result with `sum`, else div_by. */
 int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
-                     size_t n) {
+                     size_t n, int sum) {
   divisor v = divisor_set1(d[0]);
   for (size_t i = 0; i < n; i += SP_VL) {
     const size_t cnt = n - i < SP_VL ? n - i : SP_VL;
     if (d_stride)
       v = divisor_of(
           vf_select(vm_range(0, cnt), vf_set1(1.0f), load_lanes(d + i, cnt)));
-    store_lanes(y + i, div_by(load_lanes(x + i, cnt), &v), cnt);
+    const vf xv = load_lanes(x + i, cnt);
+    store_lanes(y + i, sum ? avg_result(xv, &v) : div_by(xv, &v), cnt);
   }
   return SP_DIV_EXACT;
 }
@@ -706,7 +737,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           sum4_nhwc(g, xn, &win, c, 0, 0, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
             vf_store(io->y + o + c + (size_t)u * SP_VL,
-                     vcanon(div_by(acc[u], &div)));
+                     avg_result(acc[u], &div));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -715,7 +746,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
               acc = vf_add(
                   acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * C + c, cn));
-          store_lanes(io->y + o + c, vcanon(div_by(acc, &div)), cn);
+          store_lanes(io->y + o + c, avg_result(acc, &div), cn);
         }
       }
     }
@@ -1105,18 +1136,17 @@ SP_HOT vf cols_divisor(const sp_geom *g, const row_span *in, size_t ny,
  * forwarding stall, far too much per block and row. */
 #define COL_DIV_MAX 8
 
-/* AVG also keeps the divisors (d and r = RN(1/d), div_by) of rows with
- * kh - j counted kernel rows, j < COL_NY (interior rows and the usual
- * border rows), for each border block (slot k < COL_DIV_MAX) and for the
- * interior blocks (slot COL_DIV_MAX). */
+/* AVG also keeps the divisors (div_by) of rows with kh - j counted kernel
+ * rows, j < COL_NY (interior rows and the usual border rows), for each
+ * border block (slot k < COL_DIV_MAX) and for the interior blocks (slot
+ * COL_DIV_MAX, col_slot). */
 #define COL_NY 4
 
 typedef struct col_divs {
   size_t left, right; /* blocks [0, left) and [right, nb) are border */
   int ok;             /* 0: too many border blocks, use cols_divisor */
   vf f[COL_DIV_MAX];
-  vf d[COL_NY][COL_DIV_MAX + 1], r[COL_NY][COL_DIV_MAX + 1];
-  int fast[COL_NY][COL_DIV_MAX + 1];
+  divisor dv[COL_NY][COL_DIV_MAX + 1];
 } col_divs;
 
 static inline void col_divs_init(const sp_geom *g, const row_span *in,
@@ -1150,11 +1180,8 @@ static inline void col_divs_init(const sp_geom *g, const row_span *in,
     for (size_t i = 0; i <= COL_DIV_MAX; i++) {
       if (i < COL_DIV_MAX && i >= k)
         continue;
-      const divisor v = divisor_of(
+      cd->dv[j][i] = divisor_of(
           vf_mul(ny, i < COL_DIV_MAX ? cd->f[i] : vf_set1((float)g->kw)));
-      cd->d[j][i] = v.d;
-      cd->r[j][i] = v.r;
-      cd->fast[j][i] = v.fast;
     }
   }
 }
@@ -1167,21 +1194,23 @@ SP_HOT vf col_factor(const sp_geom *g, const col_divs *cd, size_t bi) {
   return cd->f[bi < cd->left ? bi : cd->left + (bi - cd->right)];
 }
 
-/* x / (ny * col_factor(bi)): the AVG division of block bi of a row with ny
- * counted kernel rows, from the kept divisors where it has them. */
-SP_HOT vf col_div(const sp_geom *g, const col_divs *cd, size_t bi, size_t ny,
-                  vf x) {
-  const size_t j = g->kh - ny;
-  if (j < COL_NY) {
-    const size_t i = bi >= cd->left && bi < cd->right ? COL_DIV_MAX
-                     : bi < cd->left                  ? bi
-                                     : cd->left + (bi - cd->right);
-    const divisor v = {cd->d[j][i], cd->r[j][i], cd->fast[j][i]};
-    return div_by(x, &v);
-  }
+/* The slot of block bi in cd->dv. */
+SP_HOT size_t col_slot(const col_divs *cd, size_t bi) {
+  return bi >= cd->left && bi < cd->right ? COL_DIV_MAX
+         : bi < cd->left                  ? bi
+                                          : cd->left + (bi - cd->right);
+}
+
+/* x / (ny * col_factor(bi)): the AVG division of block bi (in slot) of a
+ * row with ny counted kernel rows, from the kept divisors where it has
+ * them. */
+SP_HOT vf col_div(const sp_geom *g, const col_divs *cd, size_t bi, size_t slot,
+                  size_t ny, vf x) {
+  if (g->kh - ny < COL_NY)
+    return avg_result(x, &cd->dv[g->kh - ny][slot]);
   const divisor v =
       divisor_plain(vf_mul(vf_set1((float)ny), col_factor(g, cd, bi)));
-  return div_by(x, &v);
+  return avg_result(x, &v);
 }
 
 /* Runs the body (the last argument) for every output row of every plane, in
@@ -1595,10 +1624,12 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
             }
           }
         }
+        const size_t bi = (ox0 + bx) / SP_VL, slot = lp ? 0 : col_slot(cd, bi);
         for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
-                          : col_div(g, cd, (ox0 + bx) / SP_VL, ny[r], acc[r]);
-          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
+                          : col_div(g, cd, bi, slot, ny[r], acc[r]);
+          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, lp ? vcanon(y) : y,
+                      cnt);
         }
       }
     }
@@ -1649,9 +1680,9 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
         const divisor bd =
             b.border ? divisor_plain(cols_divisor(g, &in_, ny, ox, cnt))
                      : inner;
-        y = div_by(acc, &bd);
+        y = avg_result(acc, &bd);
       }
-      store_lanes(io->y + orow + ox, vcanon(y), cnt);
+      store_lanes(io->y + orow + ox, lp ? vcanon(y) : y, cnt);
     }
   });
 }
@@ -1955,7 +1986,7 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
   }
   if (method == P2_AVG) {
     const divisor four = divisor_const(4.0f);
-    return vcanon(div_by(sum2x2(a00, a01, a10, a11), &four));
+    return avg_result(sum2x2(a00, a01, a10, a11), &four);
   }
   return vcanon(
       lp_root_v(kind, inv_p,
@@ -2428,8 +2459,8 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
     } else {
       const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
-                                  : div_by(acc[k], &dv);
-      store_lanes(io->y + o, vcanon(y), cnt);
+                                  : avg_result(acc[k], &dv);
+      store_lanes(io->y + o, method == G_LP ? vcanon(y) : y, cnt);
     }
   }
 }

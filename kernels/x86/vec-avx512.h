@@ -111,13 +111,17 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm512_div_ps(a, b);
 }
-/* x / d from r = RN(1/d) by Markstein's correction: q = x*r,
- * e = fma(-q, d, x) (the exact residual), q + e*r rounded once. Exact only
- * where the template's div_by uses it (tests/test_divide.c). */
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r, the exact
+ * residual x - q*d, and q + residual*r rounded once (two FMAs). Exact only
+ * where the template's div_lanes uses it (tests/test_divide.c). `sum` (a
+ * compile-time constant): fma(fma(-q, d, x), r, q), whose ±0 gives +0, the
+ * quotient of +0 + x; else q - fma(q, d, -x)*r, exact for ±0 too. */
 #define SP_DIV_EXACT 1
-static inline vf vf_div_exact(vf x, vf d, vf r) {
+static inline vf vf_div_exact(vf x, vf d, vf r, int sum) {
   const __m512 q = _mm512_mul_ps(x, r);
-  return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, d, x), r, q);
+  if (sum)
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, d, x), r, q);
+  return _mm512_fnmadd_ps(_mm512_fmsub_ps(q, d, x), r, q);
 }
 static inline vf vf_sqrt(vf a) {
   return _mm512_sqrt_ps(a);
@@ -146,10 +150,19 @@ static inline vm vm_nan(vf a) {
 static inline vm vm_unord(vf a, vf b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
 }
-/* Lanes where a is not in [lo, hi] (NaN included). */
-static inline vm vm_outside(vf a, vf lo, vf hi) {
-  return (vm)~_mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(a, lo, _CMP_GE_OQ), a,
-                                      hi, _CMP_LE_OQ);
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  const __m512i b = _mm512_castps_si512(a);
+  return _mm512_test_epi32_mask(b, b);
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31):
+ * for floats of either sign, |a| outside [lo, hi] as floats' bits; integer
+ * compares, off the floating-point adders. */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const __m512i b = _mm512_castps_si512(a);
+  return (vm)~_mm512_mask_cmple_epu32_mask(
+      _mm512_cmpge_epu32_mask(b, _mm512_set1_epi32((int)lo)), b,
+      _mm512_set1_epi32((int)hi));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

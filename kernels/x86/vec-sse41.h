@@ -113,9 +113,19 @@ static inline vm vm_nan(vf a) {
 static inline vm vm_unord(vf a, vf b) {
   return _mm_cmpunord_ps(a, b);
 }
-/* Lanes where a is not in [lo, hi] (NaN included). */
-static inline vm vm_outside(vf a, vf lo, vf hi) {
-  return _mm_or_ps(_mm_cmpnge_ps(a, lo), _mm_cmpnle_ps(a, hi));
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  return _mm_andnot_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_castps_si128(a),
+                                                        _mm_setzero_si128())),
+                       _mm_castsi128_ps(_mm_set1_epi32(-1)));
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31).
+ * Signed compares suffice: bits from 2^31 on read as negative, below lo. */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const __m128i b = _mm_castps_si128(a);
+  return _mm_castsi128_ps(
+      _mm_or_si128(_mm_cmpgt_epi32(_mm_set1_epi32((int)lo), b),
+                   _mm_cmpgt_epi32(b, _mm_set1_epi32((int)hi))));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {
