@@ -51,6 +51,16 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
     t[i] = p[i];
   return vld1q_f32(t);
 }
+/* The lanes of m from p, the rest zero; touches nothing else. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  uint32_t bits[SP_VL];
+  float t[SP_VL] = {0};
+  vst1q_u32(bits, m);
+  for (int i = 0; i < SP_VL; i++)
+    if (bits[i])
+      t[i] = p[i];
+  return vld1q_f32(t);
+}
 /* p[0], p[s], p[2s], p[3s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   const float t[SP_VL] = {p[0], p[s], p[2 * s], p[3 * s]};

@@ -48,6 +48,10 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
                        _mm256_cmpgt_epi32(_mm256_set1_epi32((int)l1), lane));
   return _mm256_maskload_ps(p, m);
 }
+/* The lanes of m from p, the rest zero; masked lanes never fault. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  return _mm256_maskload_ps(p, _mm256_castps_si256(m));
+}
 /* p[0], p[s], ..., p[7s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   if (s <= (size_t)INT32_MAX / 8) {

@@ -44,6 +44,10 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
   return _mm512_maskz_loadu_ps(
       (__mmask16)(sp_avx512_first_n(l1) & ~sp_avx512_first_n(l0)), p);
 }
+/* The lanes of m from p, the rest zero; masked lanes never fault. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  return _mm512_maskz_loadu_ps(m, p);
+}
 /* p[0], p[s], ..., p[15s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   if (s <= (size_t)INT32_MAX / 16) {

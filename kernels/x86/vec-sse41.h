@@ -46,6 +46,15 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
     t[i] = p[i];
   return _mm_loadu_ps(t);
 }
+/* The lanes of m from p, the rest zero; touches nothing else. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  float t[SP_VL] = {0};
+  const int bits = _mm_movemask_ps(m);
+  for (int i = 0; i < SP_VL; i++)
+    if (bits >> i & 1)
+      t[i] = p[i];
+  return _mm_loadu_ps(t);
+}
 /* p[0], p[s], p[2s], p[3s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   return _mm_set_ps(p[3 * s], p[2 * s], p[s], p[0]);
