@@ -124,4 +124,29 @@ int sp_u8_indices_ok_neon(const sp_geom *g, const void *indices);
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u
 
+/* The AVG division's fast path (kernels/tmpl/pool_simd.h, div_by): exact,
+ * and proven so by tests/test_divide.c, for every integer divisor d in
+ * [1, SP_DIV_FAST_MAX] and every x with SP_DIV_FAST_MIN <= |x| <= FLT_MAX.
+ * Everything else divides. */
+#define SP_DIV_FAST_MAX 65536.0f
+#define SP_DIV_FAST_MIN 0x1p-100f
+
+/* y[i] = x[i] / d[i * d_stride] (d_stride 0: d[0] for all, or 1) with the
+ * division the AVG kernels of one ISA use, or with `sum` their output
+ * (+0 + x[i]) / d[i * d_stride], NaN canonical; the proof in
+ * tests/test_divide.c calls it. Like a kernel it computes and nothing else.
+ * Returns 1 when the ISA has the fast path, 0 when it always divides
+ * (SSE4.1: no FMA). */
+typedef int (*sp_divide_fn)(const float *x, const float *d, size_t d_stride,
+                            float *y, size_t n, int sum);
+
+typedef struct sp_divide_entry {
+  simdpool_isa isa;
+  sp_divide_fn fn;
+} sp_divide_entry;
+
+/* One entry per SIMD ISA built (dispatch/registry.c). */
+extern const sp_divide_entry sp_divide_table[];
+extern const size_t sp_divide_table_size;
+
 #endif /* SIMDPOOL_KERNEL_H */

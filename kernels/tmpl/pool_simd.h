@@ -177,6 +177,117 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
   return vf_mul(vf_mul(g, lp_sign_v(x)), lp_pow_v(vf_abs(x), p - 1.0f));
 }
 
+/* ---------------------------------------------------------- AVG division
+ * AVG divides by an integer count d: IEEE x / d, correctly rounded. With
+ * FMA (SP_DIV_EXACT) a divisor also holds r = RN(1/d), and div_lanes
+ * returns Markstein's correction (vf_div_exact): for every integer d in
+ * [1, SP_DIV_FAST_MAX] and every x that is ±0 or has SP_DIV_FAST_MIN <=
+ * |x| <= FLT_MAX that is exactly x / d (or (+0 + x) / d), as
+ * tests/test_divide.c proves (its header gives the argument). Zeros stay on
+ * the fast path: the unused lanes of short blocks and the windows of zeros
+ * after a ReLU are common. The other lanes, found by integer compares that
+ * leave the floating-point adders to the sums: x itself for ±inf and NaN
+ * (x / d is x for d >= 1), and a real division where 0 < |x| <
+ * SP_DIV_FAST_MIN, computed only when some lane of the vector needs it.
+ * Divisors outside the range always divide. */
+typedef struct divisor {
+  vf d, r;  /* r = RN(1/d) when fast */
+  int fast; /* every lane's d is an integer in [1, SP_DIV_FAST_MAX] */
+} divisor;
+
+static inline uint32_t f32_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+/* Per call or per row, never per vector: it divides once. */
+static inline divisor divisor_of(vf d) {
+  divisor v = {d, d, 0};
+#if SP_DIV_EXACT
+  /* d is an integer iff (d + 2^23) - 2^23 == d, for 0 <= d < 2^23. */
+  const vf big = vf_set1(0x1p23f);
+  const vm frac =
+      vm_andnot(vm_eq(vf_sub(vf_add(d, big), big), d), vm_range(0, SP_VL));
+  v.fast = !vm_any(vm_or(
+      frac, vm_bits_outside(d, f32_bits(1.0f), f32_bits(SP_DIV_FAST_MAX))));
+  v.r = vf_div(vf_set1(1.0f), d);
+#endif
+  return v;
+}
+
+static inline divisor divisor_set1(float d) {
+  return divisor_of(vf_set1(d));
+}
+
+/* A compile-time integer d in [1, SP_DIV_FAST_MAX] (1/d folds). */
+static inline divisor divisor_const(float d) {
+  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT};
+  return v;
+}
+
+/* A divisor for which div_lanes divides: where d changes too often for r. */
+static inline divisor divisor_plain(vf d) {
+  const divisor v = {d, d, 0};
+  return v;
+}
+
+/* x / v->d per lane, exactly as vf_div. With `sum`, (+0 + x) / v->d and NaN
+ * results canonical: the AVG output of a sum the reference starts from +0.
+ * Both compile-time constants. */
+SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
+#if SP_DIV_EXACT
+  if (v->fast) {
+    const vf q = vf_div_exact(x, v->d, v->r, sum);
+    const vf a = vf_abs(x);
+    const vm other =
+        vm_and(vm_not_pzero(a), vm_bits_outside(a, f32_bits(SP_DIV_FAST_MIN),
+                                                f32_bits(FLT_MAX)));
+    if (!vm_any(other))
+      return q;                          /* finite: no NaN */
+    const vf y = vf_select(other, q, x); /* ±inf, NaN */
+    const vm tiny = vm_bits_outside(a, f32_bits(FLT_MAX), 0x7fffffffu);
+    const vf z = vm_any(vm_and(other, tiny))
+                     ? vf_select(vm_and(other, tiny), y, vf_div(x, v->d))
+                     : y;
+    return sum ? vcanon(z) : z;
+  }
+#endif
+  const vf z = vf_div(sum ? vf_add(vf_zero(), x) : x, v->d);
+  return sum ? vcanon(z) : z;
+}
+
+/* x / d, exactly. */
+SP_HOT vf div_by(vf x, const divisor *v) {
+  return div_lanes(x, v, 0);
+}
+
+/* y of an AVG output from its sum x: (+0 + x) / d, NaN canonical. The
+ * leading +0 lets a kernel start a sum from its first term rather than from
+ * +0 + first term as the reference does: the two differ only when every
+ * term is -0 (-0 there, +0 in the reference; a sum from +0 is never -0). */
+SP_HOT vf avg_result(vf x, const divisor *v) {
+  return div_lanes(x, v, 1);
+}
+
+/* The division above over an array, for its proof (sp_divide_fn): one
+ * divisor d[0] (d_stride 0), or one per element (d_stride 1), with the
+ * unused lanes of a short last vector dividing by 1 as in the kernels;
+ * avg_result with `sum`, else div_by. */
+int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
+                     size_t n, int sum) {
+  divisor v = divisor_set1(d[0]);
+  for (size_t i = 0; i < n; i += SP_VL) {
+    const size_t cnt = n - i < SP_VL ? n - i : SP_VL;
+    if (d_stride)
+      v = divisor_of(
+          vf_select(vm_range(0, cnt), vf_set1(1.0f), load_lanes(d + i, cnt)));
+    const vf xv = load_lanes(x + i, cnt);
+    store_lanes(y + i, sum ? avg_result(xv, &v) : div_by(xv, &v), cnt);
+  }
+  return SP_DIV_EXACT;
+}
+
 /* Every NaN in dx becomes canonical (arithmetic NaN rule). */
 static inline void canonicalize(float *dx, size_t count) {
   size_t i = 0;
@@ -238,13 +349,14 @@ static inline window window_at(const sp_geom *g, size_t oy, size_t ox) {
 }
 
 /* AVG divisor of a window: a window with every tap inside the input has
- * kernel_h * kernel_w under either count_include_pad rule (the padded range
- * contains the input), so only border windows need counting. */
-static inline float window_divisor(const sp_geom *g, const window *win,
-                                   size_t oy, size_t ox) {
+ * kernel_h * kernel_w (*full) under either count_include_pad rule (the
+ * padded range contains the input), so only border windows need counting. */
+static inline divisor window_divisor(const sp_geom *g, const window *win,
+                                     size_t oy, size_t ox,
+                                     const divisor *full) {
   if (win->ki1 - win->ki0 == g->kh && win->kj1 - win->kj0 == g->kw)
-    return (float)(g->kh * g->kw);
-  return sp_avg_divisor(g, oy, ox);
+    return *full;
+  return divisor_set1(sp_avg_divisor(g, oy, ox));
 }
 
 /* Flat input position of tap (ki, kj) of a window. */
@@ -752,12 +864,13 @@ void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * C;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
@@ -765,7 +878,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           sum4_nhwc(g, xn, &win, c, 0, 0, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
             vf_store(io->y + o + c + (size_t)u * SP_VL,
-                     vcanon(vf_div(acc[u], div)));
+                     avg_result(acc[u], &div));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -774,7 +887,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
               acc = vf_add(
                   acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * C + c, cn));
-          store_lanes(io->y + o + c, vcanon(vf_div(acc, div)), cn);
+          store_lanes(io->y + o + c, avg_result(acc, &div), cn);
         }
       }
     }
@@ -783,6 +896,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
   zero_tensor(io->dx, in_count(g));
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
@@ -791,11 +905,11 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          const vf share = vf_div(load_lanes(io->dy + o + c, cn), div);
+          const vf share = div_by(load_lanes(io->dy + o + c, cn), &div);
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
               float *p = dxn + tap_flat(g, &win, ki, kj) * C + c;
@@ -1163,10 +1277,17 @@ SP_HOT vf cols_divisor(const sp_geom *g, const row_span *in, size_t ny,
  * forwarding stall, far too much per block and row. */
 #define COL_DIV_MAX 8
 
+/* AVG also keeps the divisors (div_by) of rows with kh - j counted kernel
+ * rows, j < COL_NY (interior rows and the usual border rows), for each
+ * border block (slot k < COL_DIV_MAX) and for the interior blocks (slot
+ * COL_DIV_MAX, col_slot). */
+#define COL_NY 4
+
 typedef struct col_divs {
   size_t left, right; /* blocks [0, left) and [right, nb) are border */
   int ok;             /* 0: too many border blocks, use cols_divisor */
   vf f[COL_DIV_MAX];
+  divisor dv[COL_NY][COL_DIV_MAX + 1];
 } col_divs;
 
 static inline void col_divs_init(const sp_geom *g, const row_span *in,
@@ -1194,6 +1315,16 @@ static inline void col_divs_init(const sp_geom *g, const row_span *in,
     }
     cd->f[k++] = vf_load(lane);
   }
+  for (size_t j = 0; g->method == SIMDPOOL_AVG && j < COL_NY && j < g->kh;
+       j++) {
+    const vf ny = vf_set1((float)(g->kh - j));
+    for (size_t i = 0; i <= COL_DIV_MAX; i++) {
+      if (i < COL_DIV_MAX && i >= k)
+        continue;
+      cd->dv[j][i] = divisor_of(
+          vf_mul(ny, i < COL_DIV_MAX ? cd->f[i] : vf_set1((float)g->kw)));
+    }
+  }
 }
 
 /* The column factors of block bi (outputs bi*SP_VL..); cd->ok. A row with
@@ -1202,6 +1333,25 @@ SP_HOT vf col_factor(const sp_geom *g, const col_divs *cd, size_t bi) {
   if (bi >= cd->left && bi < cd->right)
     return vf_set1((float)g->kw);
   return cd->f[bi < cd->left ? bi : cd->left + (bi - cd->right)];
+}
+
+/* The slot of block bi in cd->dv. */
+SP_HOT size_t col_slot(const col_divs *cd, size_t bi) {
+  return bi >= cd->left && bi < cd->right ? COL_DIV_MAX
+         : bi < cd->left                  ? bi
+                                          : cd->left + (bi - cd->right);
+}
+
+/* x / (ny * col_factor(bi)): the AVG division of block bi (in slot) of a
+ * row with ny counted kernel rows, from the kept divisors where it has
+ * them. */
+SP_HOT vf col_div(const sp_geom *g, const col_divs *cd, size_t bi, size_t slot,
+                  size_t ny, vf x) {
+  if (g->kh - ny < COL_NY)
+    return avg_result(x, &cd->dv[g->kh - ny][slot]);
+  const divisor v =
+      divisor_plain(vf_mul(vf_set1((float)ny), col_factor(g, cd, bi)));
+  return avg_result(x, &v);
 }
 
 /* Runs the body (the last argument) for every output row of every plane, in
@@ -1797,9 +1947,9 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
   FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_zero(), {
     for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
       const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
-      vf ny[PAD_ROWS]; /* each row's valid kernel rows (AVG) */
+      size_t ny[PAD_ROWS]; /* each row's counted kernel rows (AVG) */
       for (size_t r = 0; r < PAD_ROWS; r++)
-        ny[r] = vf_set1(lp || r >= nr ? 1.0f : (float)sp_avg_taps_h(g, oy + r));
+        ny[r] = lp || r >= nr ? g->kh : sp_avg_taps_h(g, oy + r);
       const float *srow = scratch + (oy - oy0) * gs;
       for (size_t bx = 0; bx < tc; bx += SP_VL) {
         const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
@@ -1815,11 +1965,12 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
             }
           }
         }
-        const vf cf = lp ? vf_zero() : col_factor(g, cd, (ox0 + bx) / SP_VL);
+        const size_t bi = (ox0 + bx) / SP_VL, slot = lp ? 0 : col_slot(cd, bi);
         for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
-                          : vf_div(acc[r], vf_mul(ny[r], cf));
-          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
+                          : col_div(g, cd, bi, slot, ny[r], acc[r]);
+          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, lp ? vcanon(y) : y,
+                      cnt);
         }
       }
     }
@@ -1850,15 +2001,29 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
    * blocks for col_divs: blocks read the input directly. */
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
+  size_t row_ny = 0; /* the interior divisor's rows, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
   FOR_EACH_ROW(g, {
     const size_t ny = sp_avg_taps_h(g, oy);
+    if (!lp && ny != row_ny) {
+      inner = divisor_set1((float)(ny * g->kw));
+      row_ny = ny;
+    }
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
-      const vf y = lp ? lp_root_v(kind, inv_p, acc)
-                      : vf_div(acc, cols_divisor(g, &in_, ny, ox, cnt));
-      store_lanes(io->y + orow + ox, vcanon(y), cnt);
+      vf y;
+      if (lp) {
+        y = lp_root_v(kind, inv_p, acc);
+      } else {
+        /* Border blocks: per-lane divisors that change too often for r. */
+        const divisor bd =
+            b.border ? divisor_plain(cols_divisor(g, &in_, ny, ox, cnt))
+                     : inner;
+        y = avg_result(acc, &bd);
+      }
+      store_lanes(io->y + orow + ox, lp ? vcanon(y) : y, cnt);
     }
   });
 }
@@ -1869,6 +2034,315 @@ void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   sumpool_fwd_nchw_body(g, io, 1);
+}
+
+/* ================================================================ 3x3/s1
+ * AVG 3x3, stride 1 (Inception), any padding (SP_SHAPE_3X3S1). Each output
+ * adds its nine taps in row-major order as the reference does, but from
+ * the first tap on instead of from +0 (div_sum makes up for it), and
+ * padding taps come in as +0, which changes no such sum. The divisors of a
+ * call, d = ny * nx, are few: s3->dv[3 - ny][k] (k: the kind of block, NCHW;
+ * 3 - nx, NHWC). */
+typedef struct sums3 {
+  divisor dv[3][3];
+  vm first[3], last[3]; /* NCHW: the lanes where tap kj is inside the row */
+} sums3;
+
+/* (float)nx per lane for the cnt outputs from ox0 (1 in the other lanes). */
+static inline vf cols3_factor(const sp_geom *g, size_t ox0, size_t cnt) {
+  float lane[SP_VL];
+  for (size_t i = 0; i < SP_VL; i++)
+    lane[i] = i < cnt ? (float)sp_avg_taps_w(g, ox0 + i) : 1.0f;
+  return vf_load(lane);
+}
+
+/* The nine taps' sum of an output from its three rows' taps, in order. */
+SP_HOT vf sum3x3(vf t00, vf t01, vf t02, vf t10, vf t11, vf t12, vf t20, vf t21,
+                 vf t22) {
+  vf a = vf_add(t00, t01);
+  a = vf_add(a, t02);
+  a = vf_add(a, t10);
+  a = vf_add(a, t11);
+  a = vf_add(a, t12);
+  a = vf_add(a, t20);
+  a = vf_add(a, t21);
+  return vf_add(a, t22);
+}
+
+/* NCHW: output rows go in groups of ROWS3, lanes over output columns. A
+ * group reads ROWS3 + 2 input rows; rows outside the input read a row of
+ * zeros. Blocks of SP_VL columns: the first (kind 0) and the last, which
+ * ends at ow and overlaps its neighbour (kind 2; outputs are stored, so
+ * twice is harmless), load only their taps inside the row (masks made once
+ * per call); the ones between (kind 1) read inside it. */
+#define ROWS3 4
+#define ZERO3 512 /* floats of the zero row: rows up to ZERO3 - SP_VL - 2 */
+
+/* Taps kj = 0, 1, 2 of a block of input row p (at the block's first tap):
+ * kind 0 and 2 masked (s3->first, s3->last), kind 1 plain. */
+SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, vf *t0,
+                       vf *t1, vf *t2) {
+  if (kind == 1) {
+    *t0 = vf_load(p);
+    *t1 = vf_load(p + 1);
+    *t2 = vf_load(p + 2);
+  } else {
+    const vm *m = kind == 0 ? s3->first : s3->last;
+    *t0 = vf_load_mask(p, m[0]);
+    *t1 = vf_load_mask(p + 1, m[1]);
+    *t2 = vf_load_mask(p + 2, m[2]);
+  }
+}
+
+/* One block (outputs ox0 .. ox0 + cnt - 1, kind) of a group of nr rows:
+ * p[i] is input row i of the group at the block's first tap, dv[r] the
+ * divisors of row r's kind-0..2 blocks, y its first output. Each output
+ * row reads one new input row; the other two come from the row above. */
+SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
+                                const divisor *const dv[], size_t nr, int kind,
+                                size_t cnt, size_t ow, float *y) {
+  vf a0, a1, a2, b0, b1, b2, c0, c1, c2, sum[ROWS3];
+  taps3_nchw(s3, p[0], kind, &a0, &a1, &a2);
+  taps3_nchw(s3, p[1], kind, &b0, &b1, &b2);
+  for (size_t r = 0; r < nr; r++) {
+    taps3_nchw(s3, p[r + 2], kind, &c0, &c1, &c2);
+    sum[r] = sum3x3(a0, a1, a2, b0, b1, b2, c0, c1, c2);
+    a0 = b0;
+    a1 = b1;
+    a2 = b2;
+    b0 = c0;
+    b1 = c1;
+    b2 = c2;
+  }
+  /* All sums first: the rows' chains of additions overlap, and no
+   * division waits in the middle of them. */
+  for (size_t r = 0; r < nr; r++)
+    store_lanes(y + r * ow, avg_result(sum[r], &dv[r][kind]), cnt);
+}
+
+/* The blocks of a group of nr rows (p, dv, y as for the block). */
+SP_HOT void avg3x3s1_nchw_row(const sums3 *s3, const float *const p[],
+                              const divisor *const dv[], size_t nr, size_t ow,
+                              size_t mid_end, size_t extra, float *y) {
+  if (ow <= SP_VL) {
+    avg3x3s1_nchw_block(s3, p, dv, nr, 0, ow, ow, y);
+    return;
+  }
+  const float *q[ROWS3 + 2];
+  avg3x3s1_nchw_block(s3, p, dv, nr, 0, SP_VL, ow, y);
+  for (size_t ox0 = SP_VL; ox0 < mid_end; ox0 += SP_VL) {
+    for (size_t i = 0; i < ROWS3 + 2; i++)
+      q[i] = p[i] + ox0;
+    avg3x3s1_nchw_block(s3, q, dv, nr, 1, SP_VL, ow, y + ox0);
+  }
+  if (extra) {
+    for (size_t i = 0; i < ROWS3 + 2; i++)
+      q[i] = p[i] + extra;
+    avg3x3s1_nchw_block(s3, q, dv, nr, 1, SP_VL, ow, y + extra);
+  }
+  for (size_t i = 0; i < ROWS3 + 2; i++)
+    q[i] = p[i] + ow - SP_VL;
+  avg3x3s1_nchw_block(s3, q, dv, nr, 2, SP_VL, ow, y + ow - SP_VL);
+}
+
+static inline void avg3x3s1_nchw(const sp_geom *g, const sp_io *io) {
+  const row_span in = interior_cols(g);
+  const size_t ow = g->ow, first = ow < SP_VL ? ow : SP_VL;
+  const size_t olast = ow < SP_VL ? 0 : ow - SP_VL;
+  sums3 s3;
+  for (size_t j = 0; j < 3; j++) {
+    const vf ny = vf_set1((float)(3 - j));
+    s3.dv[j][0] = divisor_of(vf_mul(ny, cols3_factor(g, 0, first)));
+    s3.dv[j][1] = divisor_of(vf_mul(ny, vf_set1(3.0f)));
+    s3.dv[j][2] = divisor_of(vf_mul(ny, cols3_factor(g, olast, first)));
+  }
+  for (size_t kj = 0; kj < 3; kj++) {
+    size_t l0, l1;
+    lane_range((ptrdiff_t)kj - (ptrdiff_t)g->pl, 1, g->w, first, &l0, &l1);
+    s3.first[kj] = vm_range(l0, l1);
+    lane_range((ptrdiff_t)(olast + kj) - (ptrdiff_t)g->pl, 1, g->w, first, &l0,
+               &l1);
+    s3.last[kj] = vm_range(l0, l1);
+  }
+  /* Middle blocks from SP_VL on are interior columns with their taps
+   * inside the row (kind 1) up to mid_end. A right pad of 2 can leave a
+   * column before the last block: the extra block, ending at in.hi, covers
+   * it (ow <= 2 SP_VL needs none: the first and last blocks meet). */
+  size_t mid_end = SP_VL;
+  while (mid_end + SP_VL < ow && mid_end + SP_VL <= in.hi)
+    mid_end += SP_VL;
+  const size_t extra =
+      ow > 2 * SP_VL && mid_end + SP_VL < ow ? in.hi - SP_VL : 0;
+  float zero[ZERO3] __attribute__((aligned(64)));
+  zero_tensor(zero, g->w + SP_VL + 2);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
+      float *yp = io->y + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy = 0; oy < g->oh; oy += ROWS3) {
+        const size_t nr = g->oh - oy < ROWS3 ? g->oh - oy : ROWS3;
+        const float *p[ROWS3 + 2];
+        for (size_t i = 0; i < ROWS3 + 2; i++) {
+          const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+          p[i] =
+              (iy >= 0 && (size_t)iy < g->h ? xp + (size_t)iy * g->w : zero) -
+              g->pl;
+        }
+        const divisor *dv[ROWS3];
+        for (size_t r = 0; r < ROWS3; r++)
+          dv[r] = s3.dv[r < nr ? 3 - sp_avg_taps_h(g, oy + r) : 0];
+        float *y = yp + oy * ow;
+        if (nr == ROWS3)
+          avg3x3s1_nchw_row(&s3, p, dv, ROWS3, ow, mid_end, extra, y);
+        else
+          avg3x3s1_nchw_row(&s3, p, dv, nr, ow, mid_end, extra, y);
+      }
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->w + SP_VL + 2 <= ZERO3)
+    avg3x3s1_nchw(g, io);
+  else
+    sumpool_fwd_nchw_body(g, io, 0);
+}
+
+/* NHWC: tap k of a window column at input column ix (+0 outside the input)
+ * for the cn channels from c. */
+SP_HOT vf tap3_nhwc(const sp_geom *g, const float *const r[3], size_t k,
+                    ptrdiff_t ix, size_t c, size_t cn) {
+  return r[k] && ix >= 0 && (size_t)ix < g->w
+             ? load_lanes(r[k] + (size_t)ix * g->c + c, cn)
+             : vf_zero();
+}
+
+/* Output columns [ox, end) of row oy of one batch (input rows r[], NULL
+ * outside) for the cn channels from c, with the window's first two columns
+ * in a*, b*: windows slide along the row, each step loading one new column
+ * of three taps. `in`: every window column inside the input and every row
+ * there (then dv is the interior's divisor), a compile-time constant. */
+SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
+                              const float *const r[3], size_t ox, size_t end,
+                              size_t c, size_t cn, int in, vf *a0, vf *a1,
+                              vf *a2, vf *b0, vf *b1, vf *b2, float *yrow) {
+  const size_t C = g->c;
+  if (in && ox < end) {
+    /* Software-pipelined: each step sums its window, then divides the one
+     * before, whose sum is ready, so divisions do not wait on additions. */
+    const float *p0 =
+        r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
+    const float *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
+    float *y = yrow + ox * C + c;
+    vf t0 = load_lanes(p0, cn), t1 = load_lanes(p1, cn),
+       t2 = load_lanes(p2, cn);
+    vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    for (ox++; ox < end; ox++) {
+      *a0 = *b0;
+      *a1 = *b1;
+      *a2 = *b2;
+      *b0 = t0;
+      *b1 = t1;
+      *b2 = t2;
+      p0 += C;
+      p1 += C;
+      p2 += C;
+      t0 = load_lanes(p0, cn);
+      t1 = load_lanes(p1, cn);
+      t2 = load_lanes(p2, cn);
+      const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+      store_lanes(y, avg_result(prev, dv), cn);
+      prev = sum;
+      y += C;
+    }
+    store_lanes(y, avg_result(prev, dv), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+    return;
+  }
+  for (; ox < end; ox++) {
+    const ptrdiff_t ix = (ptrdiff_t)ox - (ptrdiff_t)g->pl + 2;
+    vf t0, t1, t2;
+    if (in) {
+      const size_t e = (size_t)ix * C + c;
+      t0 = load_lanes(r[0] + e, cn);
+      t1 = load_lanes(r[1] + e, cn);
+      t2 = load_lanes(r[2] + e, cn);
+    } else {
+      t0 = tap3_nhwc(g, r, 0, ix, c, cn);
+      t1 = tap3_nhwc(g, r, 1, ix, c, cn);
+      t2 = tap3_nhwc(g, r, 2, ix, c, cn);
+    }
+    const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    const divisor *v = in ? dv : &dv[3 - sp_avg_taps_w(g, ox)];
+    store_lanes(yrow + ox * C + c, avg_result(sum, v), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+  }
+}
+
+/* Output row oy (input rows r[], ny counted) for the cn channels from c. */
+SP_HOT void avg3x3s1_nhwc_row(const sp_geom *g, const sums3 *s3,
+                              const float *const r[3], size_t ny,
+                              const row_span *in, size_t c, size_t cn,
+                              float *yrow) {
+  const ptrdiff_t pl = (ptrdiff_t)g->pl;
+  vf a0 = tap3_nhwc(g, r, 0, -pl, c, cn),
+     b0 = tap3_nhwc(g, r, 0, 1 - pl, c, cn);
+  vf a1 = tap3_nhwc(g, r, 1, -pl, c, cn),
+     b1 = tap3_nhwc(g, r, 1, 1 - pl, c, cn);
+  vf a2 = tap3_nhwc(g, r, 2, -pl, c, cn),
+     b2 = tap3_nhwc(g, r, 2, 1 - pl, c, cn);
+  const divisor *dv = s3->dv[3 - ny];
+  if (r[0] && r[1] && r[2]) {
+    avg3x3s1_nhwc_run(g, dv, r, 0, in->lo, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
+                      &b2, yrow);
+    avg3x3s1_nhwc_run(g, dv, r, in->lo, in->hi, c, cn, 1, &a0, &a1, &a2, &b0,
+                      &b1, &b2, yrow);
+    avg3x3s1_nhwc_run(g, dv, r, in->hi, g->ow, c, cn, 0, &a0, &a1, &a2, &b0,
+                      &b1, &b2, yrow);
+  } else {
+    avg3x3s1_nhwc_run(g, dv, r, 0, g->ow, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
+                      &b2, yrow);
+  }
+}
+
+static inline void avg3x3s1_nhwc(const sp_geom *g, const sp_io *io) {
+  const row_span in = interior_cols(g);
+  sums3 s3;
+  for (size_t j = 0; j < 3; j++)
+    for (size_t k = 0; k < 3; k++)
+      s3.dv[j][k] = divisor_set1((float)((3 - j) * (3 - k)));
+  const size_t C = g->c;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      const float *r[3];
+      for (size_t i = 0; i < 3; i++) {
+        const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+        r[i] = iy >= 0 && (size_t)iy < g->h ? xn + (size_t)iy * g->w * C : NULL;
+      }
+      const size_t ny = sp_avg_taps_h(g, oy);
+      float *yrow = io->y + (n * g->oh + oy) * g->ow * C;
+      size_t c = 0;
+      for (; c + SP_VL <= C; c += SP_VL)
+        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, SP_VL, yrow);
+      if (c < C)
+        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, C - c, yrow);
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
+  avg3x3s1_nhwc(g, io);
 }
 
 /* ---------------------------------------------------------- NCHW backward
@@ -1981,17 +2455,18 @@ static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
     dxp[flat[i]] += dy[i];
 }
 
-/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows). */
+/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows);
+ * AVG divides by *dv, the divisor of the row's interior columns. */
 static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
                                       int mode, sp_plane px, size_t orow,
-                                      const block *b) {
+                                      const block *b, const divisor *dv) {
   const float *xp = mode == BWD_LP ? io->x + px.base : NULL;
   float *dxp = io->dx + px.base;
   const vf dy = load_lanes(io->dy + orow + b->ox0, b->cnt);
   const int kind = lp_kind(g->p);
   vf gr = dy;
   if (mode == BWD_AVG) {
-    gr = vf_div(dy, vf_set1(sp_avg_divisor(g, b->oy, b->ox0)));
+    gr = div_by(dy, dv);
   } else if (kind != LP_ONE) {
     const vf acc = sum_block_nchw(g, xp, b, 1, kind);
     gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, 1.0f / g->p, acc));
@@ -2019,6 +2494,8 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t ew = g->dw * (g->kw - 1) + 1;
   const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
   const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
+  size_t row_d = 0; /* AVG: the divisor of interior columns, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
   FOR_EACH_ROW(g, {
     if (oy == 0)
       zeroed = 0;
@@ -2037,7 +2514,12 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
       } else if (disjoint && ox >= in_.lo && ox < in_.hi) {
         const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
         const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-        bwd_sum_block_nchw(g, io, mode, px, orow, &b);
+        const size_t d = mode == BWD_AVG ? sp_avg_taps_h(g, oy) * g->kw : 0;
+        if (d != row_d) {
+          inner = divisor_set1((float)d);
+          row_d = d;
+        }
+        bwd_sum_block_nchw(g, io, mode, px, orow, &b, &inner);
         ox += cnt;
       } else {
         bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
@@ -2158,8 +2640,10 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
       return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
     return max2x2(a00, a01, a10, a11, tap);
   }
-  if (method == P2_AVG)
-    return vcanon(vf_div(sum2x2(a00, a01, a10, a11), vf_set1(4.0f)));
+  if (method == P2_AVG) {
+    const divisor four = divisor_const(4.0f);
+    return avg_result(sum2x2(a00, a01, a10, a11), &four);
+  }
   return vcanon(
       lp_root_v(kind, inv_p,
                 sum2x2(lp_term_v(kind, pv, a00), lp_term_v(kind, pv, a01),
@@ -2298,7 +2782,8 @@ static inline void bwd2x2_masks(int mode, vi tap, vm *m00, vm *m01, vm *m10,
 }
 
 static inline vf bwd2x2_share(int mode, vf dy) {
-  const vf s = mode == BWD_AVG ? vf_div(dy, vf_set1(4.0f)) : dy;
+  const divisor four = divisor_const(4.0f);
+  const vf s = mode == BWD_AVG ? div_by(dy, &four) : dy;
   return vcanon(vf_add(vf_zero(), s));
 }
 
@@ -2649,9 +3134,10 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
       if (track)
         store_index(io->indices, g->index_type, o, idx[k], cnt);
     } else {
+      const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
-                                  : vf_div(acc[k], vf_set1((float)hw));
-      store_lanes(io->y + o, vcanon(y), cnt);
+                                  : avg_result(acc[k], &dv);
+      store_lanes(io->y + o, method == G_LP ? vcanon(y) : y, cnt);
     }
   }
 }
