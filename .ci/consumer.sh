@@ -10,7 +10,7 @@ root=$PWD
 start=$(date +%s)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/simdpool-consumer.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-lib_opts=(--buildtype=release -Dtests=disabled -Dbench=disabled -Dexamples=false)
+lib_opts=(--buildtype=release --werror -Dtests=disabled -Dbench=disabled -Dexamples=false)
 
 run_consumer() { # <build dir> <label>
   for prog in consumer_c consumer_cpp; do
@@ -61,5 +61,17 @@ meson setup "$tmp/build-sub" "$tmp/consumer-sub" -Dmode=subproject \
 grep -E "^Message: simdpool" "$tmp/sub-setup.log"
 ninja -C "$tmp/build-sub" >"$tmp/sub-build.log" || { cat "$tmp/sub-build.log"; exit 1; }
 run_consumer "$tmp/build-sub" subproject
+# Without any option from the parent, simdpool builds no tests, bench or examples.
+meson test -C "$tmp/build-sub" --no-rebuild --list >"$tmp/sub-tests.txt" 2>&1
+echo "subproject consumer's tests: $(tr '\n' ' ' <"$tmp/sub-tests.txt")"
+if grep -q "simdpool" "$tmp/sub-tests.txt"; then
+  echo "consumer: the subproject build lists simdpool tests" >&2
+  exit 1
+fi
+progs=$(find "$tmp/build-sub/subprojects" -type f -perm -u+x ! -name '*.so*' -print)
+if [ -n "$progs" ]; then
+  echo "consumer: the subproject build built programs of simdpool: $progs" >&2
+  exit 1
+fi
 
 echo "== consumer: C and C++, pkg-config and subproject, passed in $(( $(date +%s) - start )) s =="

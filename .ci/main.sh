@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh --peers
 if [ -f build-peers/build.ninja ]; then
-  meson configure build-peers -Dpeers=enabled
+  meson configure build-peers -Dpeers=enabled -Dwerror=true
 else
-  meson setup build-peers --buildtype=release -Dpeers=enabled
+  meson setup build-peers --buildtype=release --werror -Dpeers=enabled
 fi
 ninja -C build-peers
 python3 bench/summary.py build-peers
