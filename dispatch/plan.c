@@ -254,9 +254,7 @@ simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
                    "count_include_pad=%d: must be 0 or 1",
                    d->count_include_pad);
   if (d->padding != SIMDPOOL_PAD_EXPLICIT) {
-    static const char *const mode_names[] = {"EXPLICIT", "VALID", "SAME_UPPER",
-                                             "SAME_LOWER"};
-    const char *mode = mode_names[d->padding];
+    const char *mode = sp_padding_name(d->padding);
     const struct {
       const char *name;
       size_t value;
@@ -278,9 +276,9 @@ simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
   }
   if (d->method != SIMDPOOL_MAX && d->index_type != SIMDPOOL_INDEX_NONE)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "index_type=%d with method=%s: indices exist only for MAX",
-                   (int)d->index_type,
-                   d->method == SIMDPOOL_AVG ? "AVG" : "LP");
+                   "index_type=%s with method=%s: indices exist only for MAX",
+                   sp_index_type_name(d->index_type),
+                   sp_method_name(d->method));
   if (d->method == SIMDPOOL_LP && !(isfinite(d->p) && d->p > 0.0f))
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "p=%g: LP pooling needs a finite p > 0", (double)d->p);
@@ -435,7 +433,20 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
   return SIMDPOOL_OK;
 }
 
-/* The ISA the caller forces: desc.isa, else SIMDPOOL_ISA, else AUTO. */
+/* Do a and b spell the same word, ignoring ASCII letter case? */
+static int same_word_any_case(const char *a, const char *b) {
+  for (;; a++, b++) {
+    const char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+    const char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+    if (ca != cb)
+      return 0;
+    if (!ca)
+      return 1;
+  }
+}
+
+/* The ISA the caller forces: desc.isa, else SIMDPOOL_ISA (its names in any
+ * letter case), else AUTO. */
 static simdpool_status requested_isa(const simdpool_desc *d,
                                      simdpool_isa *isa) {
   *isa = d->isa;
@@ -445,14 +456,14 @@ static simdpool_status requested_isa(const simdpool_desc *d,
   if (!env || !*env)
     return SIMDPOOL_OK;
   for (int i = SIMDPOOL_ISA_AUTO; i <= SIMDPOOL_ISA_NEON; i++) {
-    if (strcmp(env, simdpool_isa_name((simdpool_isa)i)) == 0) {
+    if (same_word_any_case(env, simdpool_isa_name((simdpool_isa)i))) {
       *isa = (simdpool_isa)i;
       return SIMDPOOL_OK;
     }
   }
   return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                  "SIMDPOOL_ISA='%.64s' is not an ISA name (expected auto, "
-                 "scalar, sse41, avx2, avx512 or neon)",
+                 "scalar, sse41, avx2, avx512 or neon, in any letter case)",
                  env);
 }
 

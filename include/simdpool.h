@@ -110,8 +110,9 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  *     picks the scalar kernels).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
- * avx512, neon or auto), read at every call, picks the variant; otherwise the
- * best variant this CPU runs. Thread-safe. */
+ * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every
+ * call, picks the variant; otherwise the best variant this CPU runs.
+ * Thread-safe. */
 SIMDPOOL_API simdpool_status simdpool_plan_create(const simdpool_desc *d,
                                                   simdpool_plan **out);
 
@@ -206,9 +207,11 @@ SIMDPOOL_API simdpool_status simdpool_forward_parallel(
 /* simdpool_backward() spread like simdpool_forward_parallel(), bit-identical
  * to it. Where windows of neighbouring output rows share input rows
  * (kernel extent > stride), or MAX reads I32/I64 indices, the tasks split
- * only the planes (n*c in NCHW, n in NHWC). Statuses as simdpool_backward();
- * index validation runs on the calling thread before any task. The
- * floating-point environment as for simdpool_forward_parallel(). */
+ * only the planes (n*c in NCHW, n in NHWC). Statuses as simdpool_backward().
+ * Indices are validated first, chunk by chunk through parallel_for(pool,
+ * ...), before any task computes: the first bad index is reported as
+ * simdpool_backward() reports it and dx is not written. The floating-point
+ * environment as for simdpool_forward_parallel(). */
 SIMDPOOL_API simdpool_status
 simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
                            const void *indices, const float *x, float *dx,

@@ -1874,18 +1874,19 @@ START_TEST(test_reject_modes) {
   EXPECT_CREATE(BAVG, d.count_include_pad = 0, OK_, NULL, NULL);
   EXPECT_CREATE(BMAX, d.count_include_pad = 2, OK_, NULL, NULL);
   EXPECT_CREATE(BLP, d.count_include_pad = 2, OK_, NULL, NULL);
-  /* index_type only with MAX. */
+  /* index_type only with MAX; the message names both values. */
   EXPECT_CREATE(BAVG, d.index_type = SIMDPOOL_INDEX_I32, INV, "index_type",
-                NULL);
+                "index_type=I32 with method=AVG");
   EXPECT_CREATE(BAVG, d.index_type = SIMDPOOL_INDEX_I64, INV, "index_type",
-                NULL);
+                "index_type=I64 with method=AVG");
   EXPECT_CREATE(BAVG, d.index_type = SIMDPOOL_INDEX_U8, INV, "index_type",
-                NULL);
+                "index_type=U8 with method=AVG");
   EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_I32, INV, "index_type",
-                NULL);
+                "index_type=I32 with method=LP");
   EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_I64, INV, "index_type",
-                NULL);
-  EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_U8, INV, "index_type", NULL);
+                "index_type=I64 with method=LP");
+  EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_U8, INV, "index_type",
+                "index_type=U8 with method=LP");
   /* p: finite and > 0, checked only for LP. */
   EXPECT_CREATE(BLP, d.p = 0.0f, INV, "p", NULL);
   EXPECT_CREATE(BLP, d.p = -0.0f, INV, "p", NULL);
@@ -2140,6 +2141,42 @@ START_TEST(test_env_isa) {
     ck_assert_int_eq(simdpool_plan_isa(p), i);
     simdpool_plan_destroy(p);
   }
+  /* Names in any letter case: "AVX2" and "Avx2" are avx2 (UNSUPPORTED where
+   * avx2 is); near misses stay unknown. */
+  for (int i = SIMDPOOL_ISA_AUTO; i <= SIMDPOOL_ISA_NEON; ++i) {
+    const simdpool_isa want = (simdpool_isa)i;
+    const char *name = simdpool_isa_name(want);
+    char upper[16], mixed[16], what[64];
+    size_t k = 0;
+    for (; name[k] && k + 1 < sizeof upper; ++k) {
+      upper[k] = (char)toupper((unsigned char)name[k]);
+      mixed[k] = k == 0 ? upper[k] : name[k];
+    }
+    upper[k] = mixed[k] = '\0';
+    for (int v = 0; v < 2; ++v) {
+      setenv("SIMDPOOL_ISA", v ? mixed : upper, 1);
+      snprintf(what, sizeof what, "SIMDPOOL_ISA=%s", v ? mixed : upper);
+      if (!simdpool_isa_supported(want)) {
+        auto_plan_isa(UNS, what);
+        continue;
+      }
+      isa = auto_plan_isa(OK_, what);
+      ck_assert_msg(want == SIMDPOOL_ISA_AUTO ? isa != SIMDPOOL_ISA_AUTO
+                                              : isa == want,
+                    "%s: AUTO plan runs %s", what, simdpool_isa_name(isa));
+    }
+  }
+  static const char *const near_misses[] = {"avx-2", "SSE4.1", "avx512f",
+                                            " avx2", "avx2 ",  "scalar\n"};
+  for (size_t k = 0; k < NELEM(near_misses); ++k) {
+    char what[64];
+    setenv("SIMDPOOL_ISA", near_misses[k], 1);
+    snprintf(what, sizeof what, "SIMDPOOL_ISA='%s'", near_misses[k]);
+    auto_plan_isa(INV, what);
+    e = simdpool_last_error();
+    ck_assert_msg(strstr(e, "SIMDPOOL_ISA") != NULL && strstr(e, "any letter"),
+                  "%s: last_error \"%s\"", what, e);
+  }
   /* "auto" and "" mean AUTO. */
   setenv("SIMDPOOL_ISA", "auto", 1);
   isa = auto_plan_isa(OK_, "SIMDPOOL_ISA=auto");
@@ -2193,6 +2230,9 @@ START_TEST(test_exec_forward) {
   RESET();
   expect_rejected(simdpool_forward(p1, kSeedX, y, NULL), y, sizeof y, NULL, 0,
                   "forward: NULL indices on an I32 plan");
+  ck_assert_msg(strstr(simdpool_last_error(), "(index_type=I32)"),
+                "the index type is named, not numbered: %s",
+                simdpool_last_error());
   RESET();
   expect_rejected(simdpool_forward(NULL, kSeedX, y, NULL), y, sizeof y, NULL, 0,
                   "forward: NULL plan");
