@@ -528,3 +528,36 @@ void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
 simdpool_isa simdpool_plan_isa(const simdpool_plan *plan) {
   return plan ? plan->isa : SIMDPOOL_ISA_AUTO;
 }
+
+/* The public ops name the internal ones one to one. */
+_Static_assert(SIMDPOOL_OP_FORWARD == (int)SP_OP_FWD &&
+                   SIMDPOOL_OP_BACKWARD == (int)SP_OP_BWD &&
+                   SIMDPOOL_OP_BACKWARD_INDICES == (int)SP_OP_BWD_IDX &&
+                   SP_OP_COUNT == 3,
+               "simdpool_op and sp_op differ");
+
+const char *simdpool_plan_kernel_name(const simdpool_plan *plan,
+                                      simdpool_op op) {
+  if (!plan || (unsigned)op >= SP_OP_COUNT || !plan->kernel[op])
+    return NULL;
+  return plan->kernel[op]->name;
+}
+
+size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
+                                  simdpool_tensor which) {
+  if (!plan)
+    return 0;
+  const sp_geom *g = &plan->geom;
+  const size_t planes = g->n * g->c; /* each product bounded at creation */
+  switch (which) {
+  case SIMDPOOL_TENSOR_X:
+  case SIMDPOOL_TENSOR_DX:
+    return planes * g->h * g->w * sizeof(float);
+  case SIMDPOOL_TENSOR_Y:
+  case SIMDPOOL_TENSOR_DY:
+    return planes * g->oh * g->ow * sizeof(float);
+  case SIMDPOOL_TENSOR_INDICES:
+    return planes * g->oh * g->ow * sp_index_size(g->index_type);
+  }
+  return 0;
+}

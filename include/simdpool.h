@@ -129,6 +129,44 @@ SIMDPOOL_API void simdpool_plan_output_shape(const simdpool_plan *plan,
  * gives SIMDPOOL_ISA_AUTO. Thread-safe. */
 SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
 
+/* The operations of a plan, each run by one kernel. */
+typedef enum {
+  SIMDPOOL_OP_FORWARD,         /* simdpool_forward() */
+  SIMDPOOL_OP_BACKWARD,        /* simdpool_backward() without indices */
+  SIMDPOOL_OP_BACKWARD_INDICES /* simdpool_backward() with indices (MAX plans
+                                  with an index type only) */
+} simdpool_op;
+
+/* The name of the kernel the plan runs for op, as simdpool's kernel registry
+ * lists it (e.g. "sp_maxpool_fwd_2x2s2_nchw_avx512"): a static string, for
+ * logs and benchmarks; the names may change between versions. NULL for a
+ * NULL plan, an op out of range, or an op the plan lacks
+ * (SIMDPOOL_OP_BACKWARD_INDICES on a plan without an index type). The serial
+ * entry points run this kernel; the _parallel ones run, per chunk, the
+ * kernel the plan's ISA picks for that chunk's part of the tensors: this one
+ * or a less specialised one of the same ISA, with the same bits.
+ * Thread-safe. */
+SIMDPOOL_API const char *simdpool_plan_kernel_name(const simdpool_plan *plan,
+                                                   simdpool_op op);
+
+/* The tensors of a forward or backward call. */
+typedef enum {
+  SIMDPOOL_TENSOR_X,       /* forward's input, backward's x */
+  SIMDPOOL_TENSOR_Y,       /* forward's output */
+  SIMDPOOL_TENSOR_INDICES, /* written by forward, read by backward */
+  SIMDPOOL_TENSOR_DY,      /* backward's input gradient (shaped as y) */
+  SIMDPOOL_TENSOR_DX       /* backward's output (shaped as x) */
+} simdpool_tensor;
+
+/* The size in bytes of tensor `which` of a call on the plan, i.e. what the
+ * buffer passed for it must hold: x and dx n*c*h*w floats, y and dy
+ * n*c*out_h*out_w floats, indices n*c*out_h*out_w elements of the plan's
+ * index type (0 without one). Plan creation bounds each of these by
+ * PTRDIFF_MAX, so the product never overflows. 0 for a NULL plan or a
+ * `which` out of range. Thread-safe. */
+SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
+                                               simdpool_tensor which);
+
 /* Floating-point environment (every call that computes: simdpool_forward,
  * simdpool_backward and their _parallel forms). The results never depend on
  * the caller's floating-point mode: each kernel runs in the IEEE 754 default

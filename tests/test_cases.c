@@ -2541,6 +2541,95 @@ START_TEST(test_plan_queries) {
 }
 END_TEST
 
+START_TEST(test_plan_kernel_name) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "kernel names", &isa))
+    return;
+  /* 1x1x4x4 max 2x2/s2: every ISA has a 2x2/s2 forward kernel, named with
+   * its ISA; backward without indices exists, from indices only with an
+   * index type. */
+  simdpool_desc d = BMAX;
+  simdpool_plan *p = NULL;
+  d.isa = isa;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  const char *fwd = simdpool_plan_kernel_name(p, SIMDPOOL_OP_FORWARD);
+  const char *bwd = simdpool_plan_kernel_name(p, SIMDPOOL_OP_BACKWARD);
+  ck_assert_ptr_nonnull(fwd);
+  ck_assert_ptr_nonnull(bwd);
+  ck_assert_msg(strstr(fwd, "2x2s2") && strstr(fwd, simdpool_isa_name(isa)),
+                "forward kernel of a 2x2/s2 %s plan: %s",
+                simdpool_isa_name(isa), fwd);
+  ck_assert_msg(
+      strstr(bwd, "maxpool_bwd") && strstr(bwd, simdpool_isa_name(isa)),
+      "backward kernel of a max %s plan: %s", simdpool_isa_name(isa), bwd);
+  ck_assert_ptr_null(
+      simdpool_plan_kernel_name(p, SIMDPOOL_OP_BACKWARD_INDICES));
+  ck_assert_ptr_null(simdpool_plan_kernel_name(p, (simdpool_op)3));
+  ck_assert_ptr_null(simdpool_plan_kernel_name(p, (simdpool_op)-1));
+  printf("  %-7s max 2x2/s2 NCHW: forward %s, backward %s\n",
+         simdpool_isa_name(isa), fwd, bwd);
+  simdpool_plan_destroy(p);
+  d.index_type = SIMDPOOL_INDEX_I64;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  const char *bidx = simdpool_plan_kernel_name(p, SIMDPOOL_OP_BACKWARD_INDICES);
+  ck_assert_msg(bidx && strstr(bidx, "bwd_idx"), "backward from indices: %s",
+                bidx ? bidx : "NULL");
+  simdpool_plan_destroy(p);
+  /* AVG 3x3/s1 with padding on every side takes a general kernel. */
+  d = BAVG;
+  d.isa = isa;
+  d.kernel_h = d.kernel_w = 3;
+  d.stride_h = d.stride_w = 1;
+  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+  d.dilation_w = 2;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  fwd = simdpool_plan_kernel_name(p, SIMDPOOL_OP_FORWARD);
+  ck_assert_msg(fwd && strstr(fwd, "avgpool_fwd") && !strstr(fwd, "3x3"),
+                "dilated avg 3x3: %s", fwd ? fwd : "NULL");
+  simdpool_plan_destroy(p);
+  ck_assert_ptr_null(simdpool_plan_kernel_name(NULL, SIMDPOOL_OP_FORWARD));
+}
+END_TEST
+
+START_TEST(test_plan_tensor_bytes) {
+  simdpool_plan *p = NULL;
+  /* 1x1x4x4 -> 2x2: 16 and 4 floats, 4 indices of 1, 4 or 8 bytes. */
+  static const struct {
+    simdpool_index_type it;
+    size_t bytes;
+  } per_index[] = {{SIMDPOOL_INDEX_NONE, 0},
+                   {SIMDPOOL_INDEX_U8, 4},
+                   {SIMDPOOL_INDEX_I32, 16},
+                   {SIMDPOOL_INDEX_I64, 32}};
+  for (size_t i = 0; i < NELEM(per_index); ++i) {
+    simdpool_desc d = BMAX;
+    d.index_type = per_index[i].it;
+    ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X), 64);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_DX), 64);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_Y), 16);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_DY), 16);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_INDICES),
+                      per_index[i].bytes);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, (simdpool_tensor)5), 0);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, (simdpool_tensor)-1), 0);
+    simdpool_plan_destroy(p);
+  }
+  /* NHWC 2x3x5x7, 2x2 ceil mode: out 3x4 (ceil(3/2)+1, ceil(5/2)+1). */
+  simdpool_desc d;
+  simdpool_desc_init(&d, SIMDPOOL_AVG, SIMDPOOL_NHWC, 2, 3, 5, 7, 2, 2);
+  d.ceil_mode = 1;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X),
+                    2 * 3 * 5 * 7 * sizeof(float));
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_Y),
+                    2 * 3 * 3 * 4 * sizeof(float));
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_INDICES), 0);
+  simdpool_plan_destroy(p);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(NULL, SIMDPOOL_TENSOR_X), 0);
+}
+END_TEST
+
 START_TEST(test_last_error) {
   simdpool_desc d = BMAX;
   simdpool_plan *p = NULL;
@@ -2620,6 +2709,8 @@ static Suite *cases_suite(void) {
   tcase_add_test(tc, test_desc_init);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_plan_queries);
+  tcase_add_loop_test(tc, test_plan_kernel_name, 0, N_ISAS);
+  tcase_add_test(tc, test_plan_tensor_bytes);
   tcase_add_test(tc, test_last_error);
   suite_add_tcase(s, tc);
   return s;
