@@ -16,30 +16,100 @@
  * pads, strides and dilations (each below 2^62) never overflow. */
 #define SP_AXIS_LIMIT ((size_t)1 << 40)
 
+/* ------------------------------------------------------------ descriptors */
+
+/* The size a caller's simdpool_desc has when `last` is its last field: that
+ * field's end, rounded up to the struct's alignment, which is size_t's (its
+ * first member's; asserted below). */
+#define SP_DESC_SIZE_THROUGH(last)                                             \
+  ((offsetof(simdpool_desc, last) + sizeof(((simdpool_desc *)0)->last) +       \
+    _Alignof(size_t) - 1) /                                                    \
+   _Alignof(size_t) * _Alignof(size_t))
+
+/* Every simdpool_desc layout this library reads, oldest first: the
+ * descriptor of each release that appended fields ends at a later field.
+ * Appending fields to simdpool_desc appends a row here (naming the new last
+ * field) and gives the new fields a default in simdpool_desc_init_sized();
+ * the assertions below fail the build until the last row is the current
+ * layout. */
+static const size_t desc_layout_sizes[] = {
+    SP_DESC_SIZE_THROUGH(isa), /* 0.1 plus struct_size: the first with it */
+};
+#define SP_DESC_LAYOUTS (sizeof desc_layout_sizes / sizeof desc_layout_sizes[0])
+_Static_assert(_Alignof(simdpool_desc) == _Alignof(size_t),
+               "SP_DESC_SIZE_THROUGH assumes size_t's alignment");
+_Static_assert(SP_DESC_SIZE_THROUGH(isa) == sizeof(simdpool_desc),
+               "simdpool_desc grew: add its layout to desc_layout_sizes");
+
+void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
+                              simdpool_method m, simdpool_layout l, size_t n,
+                              size_t c, size_t h, size_t w, size_t kernel_h,
+                              size_t kernel_w) {
+  if (!d || struct_size < sizeof d->struct_size)
+    return;
+  simdpool_desc full;
+  memset(&full, 0, sizeof full);
+  full.struct_size = struct_size;
+  full.method = m;
+  full.layout = l;
+  full.n = n;
+  full.c = c;
+  full.h = h;
+  full.w = w;
+  full.kernel_h = kernel_h;
+  full.kernel_w = kernel_w;
+  full.stride_h = kernel_h;
+  full.stride_w = kernel_w;
+  full.dilation_h = 1;
+  full.dilation_w = 1;
+  full.padding = SIMDPOOL_PAD_EXPLICIT;
+  full.ceil_mode = 0;
+  full.count_include_pad = 1;
+  full.p = 2.0f;
+  full.index_type = SIMDPOOL_INDEX_NONE;
+  full.isa = SIMDPOOL_ISA_AUTO;
+  /* The caller's descriptor has struct_size bytes: a shorter (older) one
+   * gets the fields it has, a longer (newer) one the fields this library
+   * knows, which plan creation then rejects by its size. */
+  memcpy(d, &full, struct_size < sizeof full ? struct_size : sizeof full);
+}
+
+/* The exported function behind the name the header's macro takes. */
+#undef simdpool_desc_init
 void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
                         size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
                         size_t kernel_w) {
-  if (!d)
-    return;
-  memset(d, 0, sizeof *d);
-  d->method = m;
-  d->layout = l;
-  d->n = n;
-  d->c = c;
-  d->h = h;
-  d->w = w;
-  d->kernel_h = kernel_h;
-  d->kernel_w = kernel_w;
-  d->stride_h = kernel_h;
-  d->stride_w = kernel_w;
-  d->dilation_h = 1;
-  d->dilation_w = 1;
-  d->padding = SIMDPOOL_PAD_EXPLICIT;
-  d->ceil_mode = 0;
-  d->count_include_pad = 1;
-  d->p = 2.0f;
-  d->index_type = SIMDPOOL_INDEX_NONE;
-  d->isa = SIMDPOOL_ISA_AUTO;
+  simdpool_desc_init_sized(d, sizeof *d, m, l, n, c, h, w, kernel_h, kernel_w);
+}
+
+/* Copies the caller's descriptor d, of the layout d->struct_size names, into
+ * *cur of the current layout; fields d lacks get their defaults. */
+static simdpool_status read_desc(const simdpool_desc *d, simdpool_desc *cur) {
+  const size_t size = d->struct_size;
+  int known = 0;
+  for (size_t i = 0; i < SP_DESC_LAYOUTS; i++)
+    known |= size == desc_layout_sizes[i];
+  if (!known) {
+    if (size == 0)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "desc.struct_size=0: the descriptor was not filled by "
+                     "simdpool_desc_init(), which records its size there");
+    if (size > sizeof *cur)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "desc.struct_size=%zu is larger than this library's "
+                     "simdpool_desc (%zu bytes): the program was built "
+                     "against a newer simdpool.h than this library (%s)",
+                     size, sizeof *cur, SIMDPOOL_VERSION_STRING);
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "desc.struct_size=%zu is not the size of a simdpool_desc "
+                   "layout this library reads (this one's is %zu bytes); "
+                   "fill descriptors with simdpool_desc_init()",
+                   size, sizeof *cur);
+  }
+  simdpool_desc_init_sized(cur, sizeof *cur, d->method, d->layout, d->n, d->c,
+                           d->h, d->w, d->kernel_h, d->kernel_w);
+  memcpy(cur, d, size);
+  return SIMDPOOL_OK;
 }
 
 const char *simdpool_version(void) {
@@ -207,9 +277,14 @@ static int bad_enum(int v, int count) {
   return v < 0 || v >= count;
 }
 
-simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
-  if (!d)
+simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
+  if (!caller)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "desc is NULL");
+  simdpool_desc cur;
+  const simdpool_status layout_st = read_desc(caller, &cur);
+  if (layout_st != SIMDPOOL_OK)
+    return layout_st;
+  const simdpool_desc *d = &cur;
   if (bad_enum((int)d->method, SIMDPOOL_LP + 1))
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "method=%d is not a simdpool_method", (int)d->method);

@@ -62,8 +62,18 @@ typedef enum {
 } simdpool_isa;
 
 /* What to pool and how. Fill it with simdpool_desc_init(), then change what
- * differs from PyTorch's defaults. All sizes are in elements. */
+ * differs from PyTorch's defaults. All sizes are in elements.
+ *
+ * ABI: new fields are only ever appended. struct_size, which
+ * simdpool_desc_init() sets to the sizeof(simdpool_desc) of the header the
+ * caller was compiled with, tells the library which fields the caller's
+ * descriptor has: simdpool_plan_create() reads the fields of that layout and
+ * gives any field appended since its default, and rejects a size it does not
+ * know (a descriptor not made by simdpool_desc_init(), or a header newer
+ * than the library) with SIMDPOOL_INVALID_ARGUMENT. Do not set it yourself;
+ * copying an initialised descriptor is fine. */
 typedef struct simdpool_desc {
+  size_t struct_size; /* set by simdpool_desc_init(): see above */
   simdpool_method method;
   simdpool_layout layout;
   size_t n, c, h, w;             /* input shape */
@@ -81,20 +91,41 @@ typedef struct simdpool_desc {
 
 typedef struct simdpool_plan simdpool_plan;
 
-/* Fills *d with PyTorch's defaults for the given method, layout, shape and
- * window: stride = kernel, dilation 1, explicit zero padding, floor mode,
- * count_include_pad 1, p 2, no indices, ISA AUTO. Never fails; d must not be
- * NULL (a NULL d is ignored). Thread-safe. */
+/* Fills the descriptor at d, struct_size bytes long, with PyTorch's defaults
+ * for the given method, layout, shape and window: stride = kernel, dilation
+ * 1, explicit zero padding, floor mode, count_include_pad 1, p 2, no
+ * indices, ISA AUTO; d->struct_size = struct_size. Writes at most
+ * struct_size bytes (nothing when struct_size < sizeof(size_t)), so a
+ * program built against an older, shorter simdpool_desc is safe with a newer
+ * library. Never fails; a NULL d is ignored. Thread-safe. This is what the
+ * simdpool_desc_init() macro calls; call it yourself only where the macro
+ * cannot reach (bindings from other languages: pass the size of the
+ * descriptor they allocate). */
+SIMDPOOL_API void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
+                                           simdpool_method m, simdpool_layout l,
+                                           size_t n, size_t c, size_t h,
+                                           size_t w, size_t kernel_h,
+                                           size_t kernel_w);
+
+/* simdpool_desc_init_sized(d, sizeof(simdpool_desc), ...). The macro below
+ * passes the caller's sizeof; this function (what a function pointer or a
+ * binding that calls the symbol gets) passes the library's, so it is right
+ * only for a descriptor of the library's own layout. */
 SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
                                      simdpool_layout l, size_t n, size_t c,
                                      size_t h, size_t w, size_t kernel_h,
                                      size_t kernel_w);
+#define simdpool_desc_init(d, m, l, n, c, h, w, kernel_h, kernel_w)            \
+  simdpool_desc_init_sized((d), sizeof(simdpool_desc), (m), (l), (n), (c),     \
+                           (h), (w), (kernel_h), (kernel_w))
 
 /* Validates *d, computes the output shape and picks one kernel per operation
  * for the chosen ISA. On success stores a new plan in *out and returns
  * SIMDPOOL_OK. On failure *out is set to NULL (when out is not NULL) and the
  * reason is available from simdpool_last_error():
- *   SIMDPOOL_INVALID_ARGUMENT  NULL d or out; a zero size, stride or dilation;
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL d or out; a d->struct_size that is not
+ *     the size of a simdpool_desc layout this library knows (above); a zero
+ *     size, stride or dilation;
  *     a stride, dilation or dilated kernel extent above 2^40;
  *     an enum value out of range; an output size below 1; a window that holds
  *     no input element; a pad >= the dilated kernel extent; pads with a padding

@@ -105,6 +105,7 @@ static simdpool_desc mk(simdpool_method m, size_t n, size_t c, size_t h,
                         size_t w, size_t kh, size_t kw, size_t sh, size_t sw) {
   simdpool_desc d;
   memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d; /* what simdpool_desc_init records */
   d.method = m;
   d.layout = SIMDPOOL_NCHW;
   d.n = n;
@@ -2468,6 +2469,7 @@ START_TEST(test_desc_init) {
   ck_assert(f2u(d.p) == f2u(2.0f));
   ck_assert_int_eq(d.index_type, SIMDPOOL_INDEX_NONE);
   ck_assert_int_eq(d.isa, SIMDPOOL_ISA_AUTO);
+  ck_assert_uint_eq(d.struct_size, sizeof d);
   /* The defaults make a valid plan: 7x9, kernel 3x2, stride 3x2 ->
    * floor(4/3)+1 = 2 by floor(7/2)+1 = 4. */
   {
@@ -2483,6 +2485,72 @@ START_TEST(test_desc_init) {
   ck_assert(f2u(d.p) == f2u(2.0f));
   ck_assert_int_eq(d.method, SIMDPOOL_LP);
   simdpool_desc_init(NULL, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+}
+END_TEST
+
+/* The descriptor's ABI guard: struct_size is what simdpool_desc_init records,
+ * desc_init_sized never writes past the size it is given, and a size the
+ * library does not know is a loud INVALID_ARGUMENT at plan creation. */
+START_TEST(test_desc_abi) {
+  enum { GUARD = 64 };
+  union {
+    simdpool_desc desc; /* followed by GUARD bytes of sentinel */
+    unsigned char bytes[sizeof(simdpool_desc) + GUARD];
+  } u;
+  unsigned char *buf = u.bytes;
+  simdpool_desc *d = &u.desc;
+  simdpool_plan *p = NULL;
+  /* The macro and the exported function both record this layout's size. */
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init(d, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  ck_assert_uint_eq(d->struct_size, sizeof(simdpool_desc));
+  ck_assert(is_sentinel(buf + sizeof(simdpool_desc), GUARD));
+  ck_assert_int_eq(simdpool_plan_create(d, &p), OK_);
+  simdpool_plan_destroy(p);
+  memset(buf, 0xa5, sizeof u);
+  (simdpool_desc_init)(d, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  ck_assert_uint_eq(d->struct_size, sizeof(simdpool_desc));
+  ck_assert_uint_eq(d->kernel_w, 2);
+  ck_assert(is_sentinel(buf + sizeof(simdpool_desc), GUARD));
+  /* Shorter than its own size field: nothing is written. */
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init_sized(d, sizeof(size_t) - 1, SIMDPOOL_MAX, SIMDPOOL_NCHW,
+                           1, 1, 4, 4, 2, 2);
+  ck_assert(is_sentinel(buf, sizeof u));
+  /* Any size: exactly that many bytes (up to this library's layout). */
+  for (size_t size = sizeof(size_t); size <= sizeof(simdpool_desc) + GUARD;
+       size += 4) {
+    memset(buf, 0xa5, sizeof u);
+    simdpool_desc_init_sized(d, size, SIMDPOOL_AVG, SIMDPOOL_NHWC, 1, 2, 3, 3,
+                             2, 2);
+    const size_t written =
+        size < sizeof(simdpool_desc) ? size : sizeof(simdpool_desc);
+    ck_assert_msg(is_sentinel(buf + written, sizeof u - written),
+                  "desc_init_sized(size %zu) wrote past %zu bytes", size,
+                  written);
+    ck_assert_uint_eq(d->struct_size, size);
+  }
+  /* A caller built against a newer header: its fields past this layout are
+   * left alone and plan creation says what happened. */
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init_sized(d, sizeof(simdpool_desc) + 16, SIMDPOOL_MAX,
+                           SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  ck_assert(is_sentinel(buf + sizeof(simdpool_desc), GUARD));
+  expect_create(d, INV, "struct_size", "newer simdpool.h", "newer caller");
+  /* Not filled by desc_init: zero, or a size no layout has. */
+  simdpool_desc z = BMAX;
+  z.struct_size = 0;
+  expect_create(&z, INV, "struct_size", "simdpool_desc_init", "size 0");
+  z.struct_size = sizeof z - sizeof(size_t);
+  expect_create(&z, INV, "struct_size", "not the size", "a shorter size");
+  z.struct_size = 7;
+  expect_create(&z, INV, "struct_size", "not the size", "size 7");
+  z.struct_size = (size_t)-1;
+  expect_create(&z, INV, "struct_size", "newer simdpool.h", "size SIZE_MAX");
+  /* A copy of an initialised descriptor is as good as the original. */
+  simdpool_desc copy = BMAX;
+  z = copy;
+  expect_create(&z, OK_, NULL, NULL, "copied descriptor");
 }
 END_TEST
 
@@ -2707,6 +2775,7 @@ static Suite *cases_suite(void) {
 
   tc = tcase("6 api basics");
   tcase_add_test(tc, test_desc_init);
+  tcase_add_test(tc, test_desc_abi);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_plan_queries);
   tcase_add_loop_test(tc, test_plan_kernel_name, 0, N_ISAS);
