@@ -19,7 +19,7 @@ cat build-test/meson-logs/testlog.txt | grep -E "^(Running suite|[0-9]+%: Checks
 echo "== older x86 CPUs under qemu-x86_64 (Nehalem, Haswell) =="
 bash .ci/oldcpu.sh build-test
 
-echo "== consumer project: installed via pkg-config and as a Meson subproject, C and C++ =="
+echo "== consumer projects: the README install recipe, then pkg-config, CMake, Meson subproject, static =="
 bash .ci/consumer.sh
 
 echo "== ASan + UBSan build: tests =="
