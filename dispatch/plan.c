@@ -490,9 +490,18 @@ static const char *op_name(sp_op op) {
   return "?";
 }
 
-/* Fills plan->kernel for isa; SIMDPOOL_UNSUPPORTED naming the missing op when
- * isa lacks one (only possible for a partly built ISA). */
+/* Fills plan->kernel for isa; SIMDPOOL_UNSUPPORTED when isa cannot serve the
+ * plan: a SIMD ISA on a geometry beyond its 32-bit lanes, or an ISA that
+ * lacks an op (only possible for a partly built ISA). */
 static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
+  const sp_geom *g = &plan->geom;
+  if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "isa=%s: SIMD kernels count in 32-bit lanes, so the input "
+                   "plane (h*w=%zu) and the window (kernel_h=%zu, "
+                   "kernel_w=%zu) must have at most INT32_MAX elements; "
+                   "isa=scalar (what AUTO picks) has no such limit",
+                   simdpool_isa_name(isa), g->h * g->w, g->kh, g->kw);
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = NULL;
     if (!sp_op_needed(&plan->geom, (sp_op)op))

@@ -137,8 +137,8 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  *     h*w <= INT32_MAX, U8 needs kernel_h*kernel_w <= 256); a forced ISA
  *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
  *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
- *     than INT32_MAX taps (SIMD kernels index in 32-bit lanes; AUTO then
- *     picks the scalar kernels).
+ *     than INT32_MAX taps (SIMD kernels count in 32-bit lanes; AUTO then
+ *     picks the scalar kernels, and the message says so).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every

@@ -2003,6 +2003,27 @@ START_TEST(test_reject_index_width_null) {
                  d.stride_h = d.stride_w = 1,
                  d.index_type = SIMDPOOL_INDEX_I64),
                 OK_, NULL, NULL);
+  /* SIMD kernels count in 32-bit lanes: a plane of 2^31 elements is
+   * UNSUPPORTED on a forced SIMD ISA, with a message saying why; AUTO
+   * takes the scalar kernels. */
+  for (int i = SIMDPOOL_ISA_SSE41; i <= SIMDPOOL_ISA_NEON; ++i) {
+    if (!simdpool_isa_supported((simdpool_isa)i))
+      continue;
+    EXPECT_CREATE(BMAX,
+                  (d.h = 65536, d.w = 32768, d.kernel_h = d.kernel_w = 1,
+                   d.stride_h = d.stride_w = 1, d.isa = (simdpool_isa)i),
+                  UNS, "isa", "32-bit lanes");
+  }
+  {
+    simdpool_desc d = BMAX;
+    simdpool_plan *p = NULL;
+    d.h = 65536;
+    d.w = 32768;
+    d.kernel_h = d.kernel_w = d.stride_h = d.stride_w = 1;
+    ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+    ck_assert_int_eq(simdpool_plan_isa(p), SIMDPOOL_ISA_SCALAR);
+    simdpool_plan_destroy(p);
+  }
 #endif
   /* U8 needs kernel_h * kernel_w <= 256: 17*16 = 272 and 1*257 are too
    * many (UNSUPPORTED); 16*16 = 256 and 1*256 fit. */
