@@ -1,5 +1,5 @@
-/* plan.c — plan creation: validation, shape math (DESIGN.md's one rule), ISA
- * and kernel choice. */
+/* plan.c — plan creation: validation (docs/semantics.md#rejections), shape
+ * math (docs/semantics.md#shapes), ISA and kernel choice. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -158,7 +158,7 @@ static int window_has_input(size_t o, size_t s, size_t k, size_t d, size_t pb,
   return first < k && start + first * d < pb + in;
 }
 
-/* Resolves one axis: pads and output size, with DESIGN.md's shape rule. */
+/* Resolves one axis: pads and output size (docs/semantics.md#shapes). */
 static simdpool_status resolve_axis(const simdpool_desc *d,
                                     const axis_names *nm, size_t in, size_t k,
                                     size_t s, size_t dil, size_t pad_begin,

@@ -1,5 +1,6 @@
 /* simdpool.h — public API of simdpool: SIMD 2D max/average/LP pooling, f32,
- * NCHW/NHWC. */
+ * NCHW/NHWC. What every call computes and rejects, bit for bit and message
+ * for message: docs/semantics.md. */
 #ifndef SIMDPOOL_H
 #define SIMDPOOL_H
 
@@ -216,8 +217,8 @@ SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
  * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
  * exactly when the plan has an index type (MAX only); it then receives int32_t,
- * int64_t or uint8_t values (see DESIGN: ih*w+iw, or kh_i*kernel_w+kw_i for
- * U8). Returns:
+ * int64_t or uint8_t values (docs/semantics.md#max-forward: ih*w+iw, or
+ * kh_i*kernel_w+kw_i for U8). Returns:
  *   SIMDPOOL_OK
  *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, x or y; indices given to a plan
  *     without an index type, or missing from a plan with one; any two of x,

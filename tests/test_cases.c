@@ -3,7 +3,7 @@
  * of simdpool's public API, run on every ISA this machine supports.
  *
  * Where the numbers come from: every expected value below was computed by
- * hand from /work/shared/DESIGN.md and notes/semantics.md or taken from the
+ * hand from the rules of docs/semantics.md or taken from the
  * two seed texts (001: the worked 4x4 example; 000: the NCHW reference with
  * np.argmax ties), or is an obvious formula written next to it (S / 9.0f,
  * sqrtf(2.0f), ...). None was copied from the library's output.
@@ -181,9 +181,10 @@ typedef struct tens {
   uint8_t *tap;
 } tens;
 
-/* MAX backward by its definition (DESIGN.md): dx = +0.0f, then for each
- * output in order dx[winner] += dy. Used where a case lists its winners (by
- * hand) but not dx; all such cases use small integers, so sums are exact. */
+/* MAX backward by its definition (docs/semantics.md#max-backward): dx = +0.0f,
+ * then for each output in order dx[winner] += dy. Used where a case lists its
+ * winners (by hand) but not dx; all such cases use small integers, so sums are
+ * exact. */
 static float *scatter_dx(const golden *g) {
   size_t planes = g->d.n * g->d.c, hw = g->d.h * g->d.w;
   size_t ohw = g->out_h * g->out_w;
@@ -1626,8 +1627,8 @@ START_TEST(test_canonical_nan) {
 }
 END_TEST
 
-/* Output shapes by DESIGN.md's formulas, per axis; each row runs along h and
- * along w, for MAX and AVG. */
+/* Output shapes by the formulas of docs/semantics.md#shapes, per axis; each row
+ * runs along h and along w, for MAX and AVG. */
 typedef struct shape_case {
   simdpool_padding padding;
   size_t in, k, s, d, pb, pe;
