@@ -16,7 +16,7 @@ fuzz_time=${FUZZ_TIME:-60}
 start=$(date +%s)
 echo "== libFuzzer build (clang-14, ASan+UBSan) =="
 rm -rf build-fuzz
-CC=clang-14 CXX=clang++-14 meson setup build-fuzz --buildtype=debugoptimized \
+CC=clang-14 CXX=clang++-14 meson setup build-fuzz --buildtype=debugoptimized --werror \
   -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
   "-Dc_args=-fno-sanitize-recover=all -fno-sanitize-coverage=trace-cmp" \
   -Dbench=disabled -Dexamples=false >/dev/null

@@ -81,7 +81,7 @@ if [ -n "$lib" ] && command -v objdump >/dev/null; then
     echo "note: $lib has $n AVX2 gather(s) indexed by ymm4, which qemu-x86_64 7.2 mis-emulates;"
     echo "      the Haswell run uses $haswell_dir (same sources, -Dc_args=-ffixed-xmm4)"
     if [ ! -f "$haswell_dir/build.ninja" ]; then
-      meson setup "$haswell_dir" --buildtype=release -Dbench=disabled \
+      meson setup "$haswell_dir" --buildtype=release --werror -Dbench=disabled \
         -Dc_args=-ffixed-xmm4 >"$dir/meson-logs/oldcpu-haswell-setup.txt" ||
         { cat "$dir/meson-logs/oldcpu-haswell-setup.txt"; exit 1; }
     fi

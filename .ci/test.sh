@@ -11,7 +11,7 @@ bash .ci/deps.sh
 start=$(date +%s)
 echo "== native release build: tests =="
 rm -rf build-test
-meson setup build-test --buildtype=release
+meson setup build-test --buildtype=release --werror
 ninja -C build-test
 meson test -C build-test --print-errorlogs --num-processes 2
 cat build-test/meson-logs/testlog.txt | grep -E "^(Running suite|[0-9]+%: Checks)" || true
@@ -19,12 +19,12 @@ cat build-test/meson-logs/testlog.txt | grep -E "^(Running suite|[0-9]+%: Checks
 echo "== older x86 CPUs under qemu-x86_64 (Nehalem, Haswell) =="
 bash .ci/oldcpu.sh build-test
 
-echo "== consumer project: installed via pkg-config and as a Meson subproject, C and C++ =="
+echo "== consumer projects: the README install recipe, then pkg-config, CMake, Meson subproject, static =="
 bash .ci/consumer.sh
 
 echo "== ASan + UBSan build: tests =="
 rm -rf build-asan
-meson setup build-asan --buildtype=debugoptimized -Db_sanitize=address,undefined \
+meson setup build-asan --buildtype=debugoptimized --werror -Db_sanitize=address,undefined \
   -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -39,7 +39,7 @@ echo "== aarch64 cross build (NEON) under qemu-aarch64: tests =="
 arm_start=$(date +%s)
 rm -rf build-aarch64
 meson setup build-aarch64 --cross-file .ci/cross/aarch64-linux-gnu.ini \
-  --buildtype=release -Dneon=enabled
+  --buildtype=release --werror -Dneon=enabled
 ninja -C build-aarch64
 # Emulation is ~10-30x slower: the random suites take one to two minutes each here.
 meson test -C build-aarch64 --print-errorlogs --num-processes 2 --timeout-multiplier 2

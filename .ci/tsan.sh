@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 rm -rf build-tsan
-meson setup build-tsan --buildtype=debugoptimized -Db_sanitize=thread \
+meson setup build-tsan --buildtype=debugoptimized --werror -Db_sanitize=thread \
   -Dbench=disabled -Dexamples=false >/dev/null
 ninja -C build-tsan tests/test_concurrency tests/test_parallel tests/test_fpenv
 # halt_on_error: the first race fails the test; Check runs in-process

@@ -289,16 +289,27 @@ size_t pass_bytes(const sp_geom &g, const OpVariant &op) {
   return 0;
 }
 
-sp_op kernel_op(Call call) {
+simdpool_op public_op(Call call) {
   switch (call) {
   case Call::Forward:
-    return SP_OP_FWD;
+    return SIMDPOOL_OP_FORWARD;
   case Call::BackwardX:
-    return SP_OP_BWD;
+    return SIMDPOOL_OP_BACKWARD;
   case Call::BackwardIdx:
-    return SP_OP_BWD_IDX;
+    return SIMDPOOL_OP_BACKWARD_INDICES;
   }
-  return SP_OP_FWD;
+  return SIMDPOOL_OP_FORWARD;
+}
+
+// The registry's ops are the public ones (plan.c asserts it too).
+static_assert(SP_OP_FWD == static_cast<int>(SIMDPOOL_OP_FORWARD) &&
+                  SP_OP_BWD == static_cast<int>(SIMDPOOL_OP_BACKWARD) &&
+                  SP_OP_BWD_IDX ==
+                      static_cast<int>(SIMDPOOL_OP_BACKWARD_INDICES),
+              "sp_op and simdpool_op differ");
+
+sp_op kernel_op(Call call) {
+  return static_cast<sp_op>(public_op(call));
 }
 
 const char *index_suffix(simdpool_index_type t) {

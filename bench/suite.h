@@ -85,7 +85,8 @@ bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
 // written once (x, y, dy, dx, indices as the call needs them).
 size_t pass_bytes(const sp_geom &g, const OpVariant &op);
 
-// The registry op a call runs.
+// The op a call runs, as the public API and the registry name it.
+simdpool_op public_op(Call call);
 sp_op kernel_op(Call call);
 
 const char *index_suffix(simdpool_index_type t); // "", "i32", "i64", "u8"

@@ -1,5 +1,5 @@
-/* error.c — the thread-local detail behind simdpool_last_error() and the status
- * names. */
+/* error.c — the thread-local detail behind simdpool_last_error(), the status
+ * names and the enum names messages use. */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -31,4 +31,44 @@ const char *simdpool_status_string(simdpool_status s) {
     return "out of memory";
   }
   return "unknown status";
+}
+
+const char *sp_method_name(simdpool_method m) {
+  switch (m) {
+  case SIMDPOOL_MAX:
+    return "MAX";
+  case SIMDPOOL_AVG:
+    return "AVG";
+  case SIMDPOOL_LP:
+    return "LP";
+  }
+  return "?";
+}
+
+const char *sp_padding_name(simdpool_padding p) {
+  switch (p) {
+  case SIMDPOOL_PAD_EXPLICIT:
+    return "EXPLICIT";
+  case SIMDPOOL_PAD_VALID:
+    return "VALID";
+  case SIMDPOOL_PAD_SAME_UPPER:
+    return "SAME_UPPER";
+  case SIMDPOOL_PAD_SAME_LOWER:
+    return "SAME_LOWER";
+  }
+  return "?";
+}
+
+const char *sp_index_type_name(simdpool_index_type t) {
+  switch (t) {
+  case SIMDPOOL_INDEX_NONE:
+    return "NONE";
+  case SIMDPOOL_INDEX_I32:
+    return "I32";
+  case SIMDPOOL_INDEX_I64:
+    return "I64";
+  case SIMDPOOL_INDEX_U8:
+    return "U8";
+  }
+  return "?";
 }

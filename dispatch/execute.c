@@ -212,8 +212,8 @@ static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
   if (has_index && !indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "%s: indices is NULL but the plan writes indices "
-                   "(index_type=%d)",
-                   fn, (int)g->index_type);
+                   "(index_type=%s)",
+                   fn, sp_index_type_name(g->index_type));
   if (!has_index && indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "%s: indices given but the plan has index_type=NONE", fn);

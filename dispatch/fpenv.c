@@ -1,6 +1,6 @@
 /* fpenv.c — every kernel call runs in the IEEE default floating-point
- * environment (DESIGN.md, "Floating-point environment"), whatever the caller
- * set, and the caller's control and status state comes back unchanged.
+ * environment (docs/semantics.md#floating-point-environment), whatever the
+ * caller set, and the caller's control and status state comes back unchanged.
  *
  * x86-64: MXCSR (RC = nearest, FTZ = DAZ = 0, every exception masked); the
  * scalar kernels compile to SSE too, and nothing here uses the x87 unit.

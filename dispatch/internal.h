@@ -12,6 +12,13 @@ simdpool_status sp_fail(simdpool_status st, const char *fmt, ...)
 #endif
     ;
 
+/* The names messages print for enum values: the enumerator without its
+ * prefix ("MAX", "SAME_UPPER", "I32"); "?" for a value out of range
+ * (messages print those as numbers). */
+const char *sp_method_name(simdpool_method m);
+const char *sp_padding_name(simdpool_padding p);
+const char *sp_index_type_name(simdpool_index_type t);
+
 /* Nonzero when the CPU and OS can run kernels of isa (detected once). */
 int sp_cpu_runs(simdpool_isa isa);
 /* Nonzero when the registry holds kernels of isa (i.e. this build has them). */

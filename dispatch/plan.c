@@ -1,5 +1,5 @@
-/* plan.c — plan creation: validation, shape math (DESIGN.md's one rule), ISA
- * and kernel choice. */
+/* plan.c — plan creation: validation (docs/semantics.md#rejections), shape
+ * math (docs/semantics.md#shapes), ISA and kernel choice. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -16,30 +16,100 @@
  * pads, strides and dilations (each below 2^62) never overflow. */
 #define SP_AXIS_LIMIT ((size_t)1 << 40)
 
+/* ------------------------------------------------------------ descriptors */
+
+/* The size a caller's simdpool_desc has when `last` is its last field: that
+ * field's end, rounded up to the struct's alignment, which is size_t's (its
+ * first member's; asserted below). */
+#define SP_DESC_SIZE_THROUGH(last)                                             \
+  ((offsetof(simdpool_desc, last) + sizeof(((simdpool_desc *)0)->last) +       \
+    _Alignof(size_t) - 1) /                                                    \
+   _Alignof(size_t) * _Alignof(size_t))
+
+/* Every simdpool_desc layout this library reads, oldest first: the
+ * descriptor of each release that appended fields ends at a later field.
+ * Appending fields to simdpool_desc appends a row here (naming the new last
+ * field) and gives the new fields a default in simdpool_desc_init_sized();
+ * the assertions below fail the build until the last row is the current
+ * layout. */
+static const size_t desc_layout_sizes[] = {
+    SP_DESC_SIZE_THROUGH(isa), /* 0.1 plus struct_size: the first with it */
+};
+#define SP_DESC_LAYOUTS (sizeof desc_layout_sizes / sizeof desc_layout_sizes[0])
+_Static_assert(_Alignof(simdpool_desc) == _Alignof(size_t),
+               "SP_DESC_SIZE_THROUGH assumes size_t's alignment");
+_Static_assert(SP_DESC_SIZE_THROUGH(isa) == sizeof(simdpool_desc),
+               "simdpool_desc grew: add its layout to desc_layout_sizes");
+
+void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
+                              simdpool_method m, simdpool_layout l, size_t n,
+                              size_t c, size_t h, size_t w, size_t kernel_h,
+                              size_t kernel_w) {
+  if (!d || struct_size < sizeof d->struct_size)
+    return;
+  simdpool_desc full;
+  memset(&full, 0, sizeof full);
+  full.struct_size = struct_size;
+  full.method = m;
+  full.layout = l;
+  full.n = n;
+  full.c = c;
+  full.h = h;
+  full.w = w;
+  full.kernel_h = kernel_h;
+  full.kernel_w = kernel_w;
+  full.stride_h = kernel_h;
+  full.stride_w = kernel_w;
+  full.dilation_h = 1;
+  full.dilation_w = 1;
+  full.padding = SIMDPOOL_PAD_EXPLICIT;
+  full.ceil_mode = 0;
+  full.count_include_pad = 1;
+  full.p = 2.0f;
+  full.index_type = SIMDPOOL_INDEX_NONE;
+  full.isa = SIMDPOOL_ISA_AUTO;
+  /* The caller's descriptor has struct_size bytes: a shorter (older) one
+   * gets the fields it has, a longer (newer) one the fields this library
+   * knows, which plan creation then rejects by its size. */
+  memcpy(d, &full, struct_size < sizeof full ? struct_size : sizeof full);
+}
+
+/* The exported function behind the name the header's macro takes. */
+#undef simdpool_desc_init
 void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
                         size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
                         size_t kernel_w) {
-  if (!d)
-    return;
-  memset(d, 0, sizeof *d);
-  d->method = m;
-  d->layout = l;
-  d->n = n;
-  d->c = c;
-  d->h = h;
-  d->w = w;
-  d->kernel_h = kernel_h;
-  d->kernel_w = kernel_w;
-  d->stride_h = kernel_h;
-  d->stride_w = kernel_w;
-  d->dilation_h = 1;
-  d->dilation_w = 1;
-  d->padding = SIMDPOOL_PAD_EXPLICIT;
-  d->ceil_mode = 0;
-  d->count_include_pad = 1;
-  d->p = 2.0f;
-  d->index_type = SIMDPOOL_INDEX_NONE;
-  d->isa = SIMDPOOL_ISA_AUTO;
+  simdpool_desc_init_sized(d, sizeof *d, m, l, n, c, h, w, kernel_h, kernel_w);
+}
+
+/* Copies the caller's descriptor d, of the layout d->struct_size names, into
+ * *cur of the current layout; fields d lacks get their defaults. */
+static simdpool_status read_desc(const simdpool_desc *d, simdpool_desc *cur) {
+  const size_t size = d->struct_size;
+  int known = 0;
+  for (size_t i = 0; i < SP_DESC_LAYOUTS; i++)
+    known |= size == desc_layout_sizes[i];
+  if (!known) {
+    if (size == 0)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "desc.struct_size=0: the descriptor was not filled by "
+                     "simdpool_desc_init(), which records its size there");
+    if (size > sizeof *cur)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "desc.struct_size=%zu is larger than this library's "
+                     "simdpool_desc (%zu bytes): the program was built "
+                     "against a newer simdpool.h than this library (%s)",
+                     size, sizeof *cur, SIMDPOOL_VERSION_STRING);
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "desc.struct_size=%zu is not the size of a simdpool_desc "
+                   "layout this library reads (this one's is %zu bytes); "
+                   "fill descriptors with simdpool_desc_init()",
+                   size, sizeof *cur);
+  }
+  simdpool_desc_init_sized(cur, sizeof *cur, d->method, d->layout, d->n, d->c,
+                           d->h, d->w, d->kernel_h, d->kernel_w);
+  memcpy(cur, d, size);
+  return SIMDPOOL_OK;
 }
 
 const char *simdpool_version(void) {
@@ -88,7 +158,7 @@ static int window_has_input(size_t o, size_t s, size_t k, size_t d, size_t pb,
   return first < k && start + first * d < pb + in;
 }
 
-/* Resolves one axis: pads and output size, with DESIGN.md's shape rule. */
+/* Resolves one axis: pads and output size (docs/semantics.md#shapes). */
 static simdpool_status resolve_axis(const simdpool_desc *d,
                                     const axis_names *nm, size_t in, size_t k,
                                     size_t s, size_t dil, size_t pad_begin,
@@ -207,9 +277,14 @@ static int bad_enum(int v, int count) {
   return v < 0 || v >= count;
 }
 
-simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
-  if (!d)
+simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
+  if (!caller)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "desc is NULL");
+  simdpool_desc cur;
+  const simdpool_status layout_st = read_desc(caller, &cur);
+  if (layout_st != SIMDPOOL_OK)
+    return layout_st;
+  const simdpool_desc *d = &cur;
   if (bad_enum((int)d->method, SIMDPOOL_LP + 1))
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "method=%d is not a simdpool_method", (int)d->method);
@@ -254,9 +329,7 @@ simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
                    "count_include_pad=%d: must be 0 or 1",
                    d->count_include_pad);
   if (d->padding != SIMDPOOL_PAD_EXPLICIT) {
-    static const char *const mode_names[] = {"EXPLICIT", "VALID", "SAME_UPPER",
-                                             "SAME_LOWER"};
-    const char *mode = mode_names[d->padding];
+    const char *mode = sp_padding_name(d->padding);
     const struct {
       const char *name;
       size_t value;
@@ -278,9 +351,9 @@ simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g) {
   }
   if (d->method != SIMDPOOL_MAX && d->index_type != SIMDPOOL_INDEX_NONE)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "index_type=%d with method=%s: indices exist only for MAX",
-                   (int)d->index_type,
-                   d->method == SIMDPOOL_AVG ? "AVG" : "LP");
+                   "index_type=%s with method=%s: indices exist only for MAX",
+                   sp_index_type_name(d->index_type),
+                   sp_method_name(d->method));
   if (d->method == SIMDPOOL_LP && !(isfinite(d->p) && d->p > 0.0f))
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "p=%g: LP pooling needs a finite p > 0", (double)d->p);
@@ -417,9 +490,18 @@ static const char *op_name(sp_op op) {
   return "?";
 }
 
-/* Fills plan->kernel for isa; SIMDPOOL_UNSUPPORTED naming the missing op when
- * isa lacks one (only possible for a partly built ISA). */
+/* Fills plan->kernel for isa; SIMDPOOL_UNSUPPORTED when isa cannot serve the
+ * plan: a SIMD ISA on a geometry beyond its 32-bit lanes, or an ISA that
+ * lacks an op (only possible for a partly built ISA). */
 static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
+  const sp_geom *g = &plan->geom;
+  if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "isa=%s: SIMD kernels count in 32-bit lanes, so the input "
+                   "plane (h*w=%zu) and the window (kernel_h=%zu, "
+                   "kernel_w=%zu) must have at most INT32_MAX elements; "
+                   "isa=scalar (what AUTO picks) has no such limit",
+                   simdpool_isa_name(isa), g->h * g->w, g->kh, g->kw);
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = NULL;
     if (!sp_op_needed(&plan->geom, (sp_op)op))
@@ -435,7 +517,20 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
   return SIMDPOOL_OK;
 }
 
-/* The ISA the caller forces: desc.isa, else SIMDPOOL_ISA, else AUTO. */
+/* Do a and b spell the same word, ignoring ASCII letter case? */
+static int same_word_any_case(const char *a, const char *b) {
+  for (;; a++, b++) {
+    const char ca = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+    const char cb = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+    if (ca != cb)
+      return 0;
+    if (!ca)
+      return 1;
+  }
+}
+
+/* The ISA the caller forces: desc.isa, else SIMDPOOL_ISA (its names in any
+ * letter case), else AUTO. */
 static simdpool_status requested_isa(const simdpool_desc *d,
                                      simdpool_isa *isa) {
   *isa = d->isa;
@@ -445,14 +540,14 @@ static simdpool_status requested_isa(const simdpool_desc *d,
   if (!env || !*env)
     return SIMDPOOL_OK;
   for (int i = SIMDPOOL_ISA_AUTO; i <= SIMDPOOL_ISA_NEON; i++) {
-    if (strcmp(env, simdpool_isa_name((simdpool_isa)i)) == 0) {
+    if (same_word_any_case(env, simdpool_isa_name((simdpool_isa)i))) {
       *isa = (simdpool_isa)i;
       return SIMDPOOL_OK;
     }
   }
   return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                  "SIMDPOOL_ISA='%.64s' is not an ISA name (expected auto, "
-                 "scalar, sse41, avx2, avx512 or neon)",
+                 "scalar, sse41, avx2, avx512 or neon, in any letter case)",
                  env);
 }
 
@@ -516,4 +611,37 @@ void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
 
 simdpool_isa simdpool_plan_isa(const simdpool_plan *plan) {
   return plan ? plan->isa : SIMDPOOL_ISA_AUTO;
+}
+
+/* The public ops name the internal ones one to one. */
+_Static_assert(SIMDPOOL_OP_FORWARD == (int)SP_OP_FWD &&
+                   SIMDPOOL_OP_BACKWARD == (int)SP_OP_BWD &&
+                   SIMDPOOL_OP_BACKWARD_INDICES == (int)SP_OP_BWD_IDX &&
+                   SP_OP_COUNT == 3,
+               "simdpool_op and sp_op differ");
+
+const char *simdpool_plan_kernel_name(const simdpool_plan *plan,
+                                      simdpool_op op) {
+  if (!plan || (unsigned)op >= SP_OP_COUNT || !plan->kernel[op])
+    return NULL;
+  return plan->kernel[op]->name;
+}
+
+size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
+                                  simdpool_tensor which) {
+  if (!plan)
+    return 0;
+  const sp_geom *g = &plan->geom;
+  const size_t planes = g->n * g->c; /* each product bounded at creation */
+  switch (which) {
+  case SIMDPOOL_TENSOR_X:
+  case SIMDPOOL_TENSOR_DX:
+    return planes * g->h * g->w * sizeof(float);
+  case SIMDPOOL_TENSOR_Y:
+  case SIMDPOOL_TENSOR_DY:
+    return planes * g->oh * g->ow * sizeof(float);
+  case SIMDPOOL_TENSOR_INDICES:
+    return planes * g->oh * g->ow * sp_index_size(g->index_type);
+  }
+  return 0;
 }

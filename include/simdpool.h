@@ -1,5 +1,6 @@
 /* simdpool.h — public API of simdpool: SIMD 2D max/average/LP pooling, f32,
- * NCHW/NHWC. */
+ * NCHW/NHWC. What every call computes and rejects, bit for bit and message
+ * for message: docs/semantics.md. */
 #ifndef SIMDPOOL_H
 #define SIMDPOOL_H
 
@@ -62,8 +63,18 @@ typedef enum {
 } simdpool_isa;
 
 /* What to pool and how. Fill it with simdpool_desc_init(), then change what
- * differs from PyTorch's defaults. All sizes are in elements. */
+ * differs from PyTorch's defaults. All sizes are in elements.
+ *
+ * ABI: new fields are only ever appended. struct_size, which
+ * simdpool_desc_init() sets to the sizeof(simdpool_desc) of the header the
+ * caller was compiled with, tells the library which fields the caller's
+ * descriptor has: simdpool_plan_create() reads the fields of that layout and
+ * gives any field appended since its default, and rejects a size it does not
+ * know (a descriptor not made by simdpool_desc_init(), or a header newer
+ * than the library) with SIMDPOOL_INVALID_ARGUMENT. Do not set it yourself;
+ * copying an initialised descriptor is fine. */
 typedef struct simdpool_desc {
+  size_t struct_size; /* set by simdpool_desc_init(): see above */
   simdpool_method method;
   simdpool_layout layout;
   size_t n, c, h, w;             /* input shape */
@@ -81,20 +92,41 @@ typedef struct simdpool_desc {
 
 typedef struct simdpool_plan simdpool_plan;
 
-/* Fills *d with PyTorch's defaults for the given method, layout, shape and
- * window: stride = kernel, dilation 1, explicit zero padding, floor mode,
- * count_include_pad 1, p 2, no indices, ISA AUTO. Never fails; d must not be
- * NULL (a NULL d is ignored). Thread-safe. */
+/* Fills the descriptor at d, struct_size bytes long, with PyTorch's defaults
+ * for the given method, layout, shape and window: stride = kernel, dilation
+ * 1, explicit zero padding, floor mode, count_include_pad 1, p 2, no
+ * indices, ISA AUTO; d->struct_size = struct_size. Writes at most
+ * struct_size bytes (nothing when struct_size < sizeof(size_t)), so a
+ * program built against an older, shorter simdpool_desc is safe with a newer
+ * library. Never fails; a NULL d is ignored. Thread-safe. This is what the
+ * simdpool_desc_init() macro calls; call it yourself only where the macro
+ * cannot reach (bindings from other languages: pass the size of the
+ * descriptor they allocate). */
+SIMDPOOL_API void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
+                                           simdpool_method m, simdpool_layout l,
+                                           size_t n, size_t c, size_t h,
+                                           size_t w, size_t kernel_h,
+                                           size_t kernel_w);
+
+/* simdpool_desc_init_sized(d, sizeof(simdpool_desc), ...). The macro below
+ * passes the caller's sizeof; this function (what a function pointer or a
+ * binding that calls the symbol gets) passes the library's, so it is right
+ * only for a descriptor of the library's own layout. */
 SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
                                      simdpool_layout l, size_t n, size_t c,
                                      size_t h, size_t w, size_t kernel_h,
                                      size_t kernel_w);
+#define simdpool_desc_init(d, m, l, n, c, h, w, kernel_h, kernel_w)            \
+  simdpool_desc_init_sized((d), sizeof(simdpool_desc), (m), (l), (n), (c),     \
+                           (h), (w), (kernel_h), (kernel_w))
 
 /* Validates *d, computes the output shape and picks one kernel per operation
  * for the chosen ISA. On success stores a new plan in *out and returns
  * SIMDPOOL_OK. On failure *out is set to NULL (when out is not NULL) and the
  * reason is available from simdpool_last_error():
- *   SIMDPOOL_INVALID_ARGUMENT  NULL d or out; a zero size, stride or dilation;
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL d or out; a d->struct_size that is not
+ *     the size of a simdpool_desc layout this library knows (above); a zero
+ *     size, stride or dilation;
  *     a stride, dilation or dilated kernel extent above 2^40;
  *     an enum value out of range; an output size below 1; a window that holds
  *     no input element; a pad >= the dilated kernel extent; pads with a padding
@@ -106,12 +138,13 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  *     h*w <= INT32_MAX, U8 needs kernel_h*kernel_w <= 256); a forced ISA
  *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
  *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
- *     than INT32_MAX taps (SIMD kernels index in 32-bit lanes; AUTO then
- *     picks the scalar kernels).
+ *     than INT32_MAX taps (SIMD kernels count in 32-bit lanes; AUTO then
+ *     picks the scalar kernels, and the message says so).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
- * avx512, neon or auto), read at every call, picks the variant; otherwise the
- * best variant this CPU runs. Thread-safe. */
+ * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every
+ * call, picks the variant; otherwise the best variant this CPU runs.
+ * Thread-safe. */
 SIMDPOOL_API simdpool_status simdpool_plan_create(const simdpool_desc *d,
                                                   simdpool_plan **out);
 
@@ -127,6 +160,44 @@ SIMDPOOL_API void simdpool_plan_output_shape(const simdpool_plan *plan,
 /* The ISA whose kernels the plan runs; never SIMDPOOL_ISA_AUTO. A NULL plan
  * gives SIMDPOOL_ISA_AUTO. Thread-safe. */
 SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
+
+/* The operations of a plan, each run by one kernel. */
+typedef enum {
+  SIMDPOOL_OP_FORWARD,         /* simdpool_forward() */
+  SIMDPOOL_OP_BACKWARD,        /* simdpool_backward() without indices */
+  SIMDPOOL_OP_BACKWARD_INDICES /* simdpool_backward() with indices (MAX plans
+                                  with an index type only) */
+} simdpool_op;
+
+/* The name of the kernel the plan runs for op, as simdpool's kernel registry
+ * lists it (e.g. "sp_maxpool_fwd_2x2s2_nchw_avx512"): a static string, for
+ * logs and benchmarks; the names may change between versions. NULL for a
+ * NULL plan, an op out of range, or an op the plan lacks
+ * (SIMDPOOL_OP_BACKWARD_INDICES on a plan without an index type). The serial
+ * entry points run this kernel; the _parallel ones run, per chunk, the
+ * kernel the plan's ISA picks for that chunk's part of the tensors: this one
+ * or a less specialised one of the same ISA, with the same bits.
+ * Thread-safe. */
+SIMDPOOL_API const char *simdpool_plan_kernel_name(const simdpool_plan *plan,
+                                                   simdpool_op op);
+
+/* The tensors of a forward or backward call. */
+typedef enum {
+  SIMDPOOL_TENSOR_X,       /* forward's input, backward's x */
+  SIMDPOOL_TENSOR_Y,       /* forward's output */
+  SIMDPOOL_TENSOR_INDICES, /* written by forward, read by backward */
+  SIMDPOOL_TENSOR_DY,      /* backward's input gradient (shaped as y) */
+  SIMDPOOL_TENSOR_DX       /* backward's output (shaped as x) */
+} simdpool_tensor;
+
+/* The size in bytes of tensor `which` of a call on the plan, i.e. what the
+ * buffer passed for it must hold: x and dx n*c*h*w floats, y and dy
+ * n*c*out_h*out_w floats, indices n*c*out_h*out_w elements of the plan's
+ * index type (0 without one). Plan creation bounds each of these by
+ * PTRDIFF_MAX, so the product never overflows. 0 for a NULL plan or a
+ * `which` out of range. Thread-safe. */
+SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
+                                               simdpool_tensor which);
 
 /* Floating-point environment (every call that computes: simdpool_forward,
  * simdpool_backward and their _parallel forms). The results never depend on
@@ -146,8 +217,8 @@ SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
  * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
  * exactly when the plan has an index type (MAX only); it then receives int32_t,
- * int64_t or uint8_t values (see DESIGN: ih*w+iw, or kh_i*kernel_w+kw_i for
- * U8). Returns:
+ * int64_t or uint8_t values (docs/semantics.md#max-forward: ih*w+iw, or
+ * kh_i*kernel_w+kw_i for U8). Returns:
  *   SIMDPOOL_OK
  *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, x or y; indices given to a plan
  *     without an index type, or missing from a plan with one; any two of x,
@@ -208,9 +279,10 @@ SIMDPOOL_API simdpool_status simdpool_forward_parallel(
  * (kernel extent > stride), or MAX reads I32/I64 indices, the tasks split
  * only the planes (n*c in NCHW, n in NHWC), except NHWC MAX with undilated
  * windows, which splits into bands of dx rows. Statuses as
- * simdpool_backward(); index validation runs on the pool, chunk by chunk,
- * before any task computes. The floating-point environment as for
- * simdpool_forward_parallel(). */
+ * simdpool_backward(). Indices are validated first, chunk by chunk through
+ * parallel_for(pool, ...), before any task computes: the first bad index is
+ * reported as simdpool_backward() reports it and dx is not written. The
+ * floating-point environment as for simdpool_forward_parallel(). */
 SIMDPOOL_API simdpool_status
 simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
                            const void *indices, const float *x, float *dx,

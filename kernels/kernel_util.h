@@ -11,7 +11,7 @@
 
 #include "kernel.h"
 
-/* The MAX step of DESIGN.md: does candidate v replace the running max m? */
+/* The MAX step (docs/semantics.md#max-forward): does v replace the max m? */
 static inline int sp_max_replaces(float v, float m) {
   return v > m || isnan(v);
 }
@@ -193,7 +193,7 @@ static inline void sp_tap_range(size_t o, size_t stride, size_t pad, size_t k,
   *i1 = end < k ? end : k;
 }
 
-/* t(v) and r(a) of DESIGN.md for the plan's p. */
+/* t(v) and r(a) of docs/semantics.md#lp-forward for the plan's p. */
 static inline float sp_lp_term(float p, float v) {
   if (p == 1.0f)
     return v;

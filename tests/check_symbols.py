@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
-"""check_symbols.py — fails when a shared library exports anything but simdpool_*.
+"""check_symbols.py — fails when a simdpool library exposes any global symbol but simdpool_*.
 
-Reads the ELF dynamic symbol table (.dynsym with its .dynstr) of each library
-given on the command line itself, without nm or readelf, so it works on any
-ELF64/ELF32 target of either byte order (the aarch64 cross build included).
+Reads the ELF symbol tables itself, without nm or readelf, so it works on any
+ELF64/ELF32 target of either byte order (the aarch64 cross build included):
+- shared libraries (positional arguments): the dynamic symbol table (.dynsym
+  with its .dynstr), i.e. what the library exports;
+- static archives and relocatable objects (--static): the symbol table
+  (.symtab) of every object (every member of an ar archive, thin or not),
+  i.e. the names a program that links the archive can collide with.
 Every defined (st_shndx != SHN_UNDEF) GLOBAL, WEAK or GNU_UNIQUE symbol must
-start with the prefix (default "simdpool_"); the exported list is printed.
+start with the prefix (default "simdpool_"); the lists are printed.
 With --header, every function a header marks SIMDPOOL_API must also be
-exported by one of the libraries (a definition that does not see its
-declaration would otherwise be hidden silently).
+exported by one of the shared libraries (a definition that does not see its
+declaration would otherwise be hidden silently); --static-header is the same
+for the static files.
 
-Usage: check_symbols.py [--prefix P] [--header H ...] LIB.so [LIB.so ...]
-Exit status: 0 when every library is clean, 1 otherwise.
+Usage: check_symbols.py [--prefix P] [--header H ...] [--static A.a ...]
+                        [--static-header H ...] [LIB.so ...]
+Exit status: 0 when every file is clean, 1 otherwise.
 """
 
 import argparse
+import os
 import re
 import struct
 import sys
 
+SHT_SYMTAB = 2
 SHT_DYNSYM = 11
 SHN_UNDEF = 0
 STB_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "UNIQUE"}
@@ -30,10 +38,9 @@ class ElfError(Exception):
     pass
 
 
-def dynamic_symbols(path):
-    """Yields (name, bind, type, shndx) for every entry of .dynsym."""
-    with open(path, "rb") as f:
-        data = f.read()
+def elf_symbols(data, table):
+    """Yields (name, bind, type, shndx) for every entry of the ELF file's
+    symbol table of section type `table` (SHT_DYNSYM or SHT_SYMTAB)."""
     if data[:4] != b"\x7fELF":
         raise ElfError("not an ELF file")
     ei_class, ei_data = data[4], data[5]
@@ -65,10 +72,13 @@ def dynamic_symbols(path):
              sh_entsize) = struct.unpack_from(end + "IIIIIIIIII", data, off)
         sections.append((sh_type, sh_offset, sh_size, sh_link, sh_entsize))
 
-    dynsyms = [s for s in sections if s[0] == SHT_DYNSYM]
-    if not dynsyms:
-        raise ElfError("no .dynsym section (not a shared library?)")
-    _, sym_off, sym_size, link, entsize = dynsyms[0]
+    tables = [s for s in sections if s[0] == table]
+    if not tables:
+        raise ElfError("no %s section%s" % (
+            ".dynsym" if table == SHT_DYNSYM else ".symtab",
+            " (not a shared library?)" if table == SHT_DYNSYM else
+            " (stripped?)"))
+    _, sym_off, sym_size, link, entsize = tables[0]
     _, str_off, str_size, _, _ = sections[link]
     strtab = data[str_off:str_off + str_size]
     if entsize == 0:
@@ -89,6 +99,87 @@ def dynamic_symbols(path):
         yield name, st_info >> 4, st_info & 0xF, st_shndx
 
 
+def archive_members(path):
+    """Yields (member name, ELF bytes) of an ar archive (GNU/SysV, thin or
+    not), or the file itself when it is an ELF object."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] == b"\x7fELF":
+        yield os.path.basename(path), data
+        return
+    thin = data[:8] == b"!<thin>\n"
+    if data[:8] != b"!<arch>\n" and not thin:
+        raise ElfError("neither an ar archive nor an ELF object")
+    pos, long_names = 8, b""
+    while pos + 60 <= len(data):
+        header = data[pos:pos + 60]
+        if header[58:60] != b"`\n":
+            raise ElfError("bad ar member header at offset %d" % pos)
+        name = header[0:16].rstrip(b" ")
+        size = int(header[48:58].decode("ascii").strip() or "0")
+        body = pos + 60
+        pos = body + size + (size & 1)
+        if name in (b"/", b"/SYM64/", b"__.SYMDEF", b"__.SYMDEF SORTED"):
+            continue  # the symbol index (stored even in a thin archive)
+        if name == b"//":
+            long_names = data[body:body + size]
+            continue
+        if name.startswith(b"/") and name[1:].isdigit():
+            start = int(name[1:])
+            stop = long_names.find(b"/\n", start)
+            name = long_names[start:stop if stop >= 0 else len(long_names)]
+        elif name.startswith(b"#1/"):  # BSD: the name precedes the data
+            n = int(name[3:])
+            name, body, size = data[body:body + n].rstrip(b"\0"), body + n, \
+                size - n
+        else:
+            name = name.rstrip(b"/")
+        member = name.decode("utf-8", "replace")
+        if thin:
+            pos = body  # thin members have no data in the archive
+            with open(os.path.join(os.path.dirname(path), member), "rb") as f:
+                yield member, f.read()
+        else:
+            yield member, data[body:body + size]
+
+
+def report(path, exported, prefix, what):
+    """Prints path's defined global symbols; returns the offending ones."""
+    bad = [name for name, _, _ in exported if not name.startswith(prefix)]
+    print("%s: %d %s" % (path, len(exported), what))
+    for name, bind, typ in sorted(exported):
+        print("  %-6s %-6s %s%s" % (STB_NAMES.get(bind, bind),
+                                    STT_NAMES.get(typ, typ), name,
+                                    "" if name.startswith(prefix)
+                                    else "   <-- not " + prefix + "*"))
+    if not exported:
+        bad.append("(no global symbols at all)")
+    return bad
+
+
+def defined_globals(symbols):
+    return [(name, bind, typ) for name, bind, typ, shndx in symbols
+            if shndx != SHN_UNDEF and bind in (1, 2, 10)]
+
+
+def check_shared(path, prefix, seen):
+    with open(path, "rb") as f:
+        exported = defined_globals(elf_symbols(f.read(), SHT_DYNSYM))
+    seen.update(name for name, _, _ in exported)
+    return report(path, exported, prefix, "exported symbols")
+
+
+def check_static(path, prefix, seen):
+    symbols = []
+    for member, data in archive_members(path):
+        try:
+            symbols += defined_globals(elf_symbols(data, SHT_SYMTAB))
+        except (ElfError, struct.error) as e:
+            raise ElfError("member %s: %s" % (member, e))
+    seen.update(name for name, _, _ in symbols)
+    return report(path, symbols, prefix, "global symbols (static)")
+
+
 def header_api(path):
     """The function names a header declares with SIMDPOOL_API."""
     with open(path, encoding="utf-8") as f:
@@ -98,56 +189,9 @@ def header_api(path):
     return set(re.findall(r"\bSIMDPOOL_API\b[^;{]*?\b(\w+)\s*\(", text))
 
 
-def check(path, prefix, seen):
-    """Prints the exported symbols of path and adds them to seen; returns the
-    offending ones."""
-    exported, bad = [], []
-    for name, bind, typ, shndx in dynamic_symbols(path):
-        if shndx == SHN_UNDEF or bind not in (1, 2, 10):
-            continue
-        exported.append((name, bind, typ))
-        seen.add(name)
-        if not name.startswith(prefix):
-            bad.append(name)
-    print("%s: %d exported symbols" % (path, len(exported)))
-    for name, bind, typ in sorted(exported):
-        print("  %-6s %-6s %s%s" % (STB_NAMES.get(bind, bind),
-                                    STT_NAMES.get(typ, typ), name,
-                                    "" if name.startswith(prefix)
-                                    else "   <-- not " + prefix + "*"))
-    if not exported:
-        bad.append("(no exported symbols at all)")
-    return bad
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--prefix", default="simdpool_",
-                    help="required prefix of every exported symbol")
-    ap.add_argument("--header", action="append", default=[],
-                    help="public header whose SIMDPOOL_API functions must "
-                    "all be exported (repeatable)")
-    ap.add_argument("libs", nargs="+", help="shared libraries to check")
-    args = ap.parse_intermixed_args()
+def check_headers(headers, seen, where):
     failed = False
-    seen = set()
-    for lib in args.libs:
-        try:
-            bad = check(lib, args.prefix, seen)
-        except (OSError, ElfError, struct.error) as e:
-            print("%s: cannot read the dynamic symbols: %s" % (lib, e))
-            failed = True
-            continue
-        if bad:
-            failed = True
-            shown = ", ".join(sorted(bad)[:20])
-            if len(bad) > 20:
-                shown += ", ... (%d more, marked above)" % (len(bad) - 20)
-            print("%s: FAIL: %d exported symbol(s) without the prefix %r: %s"
-                  % (lib, len(bad), args.prefix, shown))
-        else:
-            print("%s: ok: only %s* symbols are exported" % (lib, args.prefix))
-    for header in args.header:
+    for header in headers:
         api = header_api(header)
         missing = sorted(api - seen)
         if not api:
@@ -155,11 +199,53 @@ def main():
             print("%s: FAIL: declares no SIMDPOOL_API function" % header)
         elif missing:
             failed = True
-            print("%s: FAIL: %d SIMDPOOL_API function(s) not exported: %s"
-                  % (header, len(missing), ", ".join(missing)))
+            print("%s: FAIL: %d SIMDPOOL_API function(s) not in the %s: %s"
+                  % (header, len(missing), where, ", ".join(missing)))
         else:
-            print("%s: ok: all %d SIMDPOOL_API functions are exported"
-                  % (header, len(api)))
+            print("%s: ok: all %d SIMDPOOL_API functions are in the %s"
+                  % (header, len(api), where))
+    return failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prefix", default="simdpool_",
+                    help="required prefix of every global symbol")
+    ap.add_argument("--header", action="append", default=[],
+                    help="public header whose SIMDPOOL_API functions the "
+                    "shared libraries must all export (repeatable)")
+    ap.add_argument("--static", action="append", default=[],
+                    help="static archive or relocatable object to check "
+                    "(repeatable)")
+    ap.add_argument("--static-header", action="append", default=[],
+                    help="public header whose SIMDPOOL_API functions the "
+                    "static files must all define (repeatable)")
+    ap.add_argument("libs", nargs="*", help="shared libraries to check")
+    args = ap.parse_intermixed_args()
+    if not args.libs and not args.static:
+        ap.error("nothing to check")
+    failed = False
+    seen_shared, seen_static = set(), set()
+    jobs = [(lib, check_shared, seen_shared, "exported") for lib in args.libs]
+    jobs += [(a, check_static, seen_static, "global") for a in args.static]
+    for path, check, seen, kind in jobs:
+        try:
+            bad = check(path, args.prefix, seen)
+        except (OSError, ElfError, struct.error, ValueError) as e:
+            print("%s: cannot read the symbols: %s" % (path, e))
+            failed = True
+            continue
+        if bad:
+            failed = True
+            shown = ", ".join(sorted(bad)[:20])
+            if len(bad) > 20:
+                shown += ", ... (%d more, marked above)" % (len(bad) - 20)
+            print("%s: FAIL: %d %s symbol(s) without the prefix %r: %s"
+                  % (path, len(bad), kind, args.prefix, shown))
+        else:
+            print("%s: ok: only %s* symbols are %s" % (path, args.prefix, kind))
+    failed |= check_headers(args.header, seen_shared, "shared libraries")
+    failed |= check_headers(args.static_header, seen_static, "static files")
     return 1 if failed else 0
 
 

@@ -1,8 +1,8 @@
 /* model.c - the independent brute-force reference of simdpool (see model.h).
  *
- * Every formula below is copied from shared/DESIGN.md ("Shapes and padding",
- * "Numerics") and notes/semantics.md; the comments quote the rule they
- * implement. Clarity over speed: no precomputed tables, no fast paths. */
+ * Every formula below is a rule of docs/semantics.md ("Shapes", "Numerics",
+ * "Rejections"); the comments quote the rule they implement. Clarity over
+ * speed: no precomputed tables, no fast paths. */
 #include "model.h"
 
 #include <math.h>
@@ -212,7 +212,7 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
       d->dilation_h == 0 || d->dilation_w == 0)
     r |= MODEL_BAD_NULL_SIZE;
 
-  /* semantics.md 6: "pads must be 0 unless padding == EXPLICIT" */
+  /* docs/semantics.md#rejections: pads must be 0 unless padding == EXPLICIT */
   if (d->padding != SIMDPOOL_PAD_EXPLICIT &&
       (d->pad_top || d->pad_left || d->pad_bottom || d->pad_right))
     r |= MODEL_BAD_PAD_MODE;
@@ -306,7 +306,7 @@ simdpool_status model_status(unsigned reasons) {
 int model_status_acceptable(unsigned reasons, simdpool_status got) {
   if (got == model_status(reasons))
     return 1;
-  /* Both kinds of reason: DESIGN.md does not rank them. */
+  /* Both kinds of reason: the model does not rank them. */
   if ((reasons & MODEL_INVALID_MASK) && (reasons & MODEL_UNSUP_MASK))
     return got == SIMDPOOL_UNSUPPORTED;
   return 0;
@@ -414,7 +414,7 @@ static winner max_window(const simdpool_desc *d, const model_shape *s,
   return best;
 }
 
-/* AVG divisor (semantics.md 4). */
+/* AVG divisor (docs/semantics.md#avg-forward). */
 static size_t avg_divisor(const simdpool_desc *d, const model_shape *s,
                           size_t oh, size_t ow) {
   size_t rows = 0, cols = 0, valid_rows = 0, valid_cols = 0;
@@ -438,7 +438,7 @@ static size_t avg_divisor(const simdpool_desc *d, const model_shape *s,
   return valid_rows * valid_cols;
 }
 
-/* LP helpers (DESIGN.md "LP", semantics.md 3). */
+/* LP helpers (docs/semantics.md#lp-forward). */
 static float lp_t(float p, float v) {
   if (p == 1.0f)
     return v;

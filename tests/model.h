@@ -1,6 +1,6 @@
 /* model.h - an independent brute-force reference of simdpool's semantics.
  *
- * Written straight from shared/DESIGN.md and notes/semantics.md, sharing no
+ * Written straight from the rules of docs/semantics.md, sharing no
  * code with the library (it uses only the public types of simdpool.h). It is
  * deliberately slow and obvious: one function computes the offset of an
  * element in either layout, every window is scanned tap by tap (kh outer, kw
@@ -92,7 +92,7 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
 int model_indices_valid(const simdpool_desc *d, const model_shape *s,
                         const void *indices, size_t *bad);
 
-/* The pow of DESIGN.md (SLEEF u10, no-FMA family, scalar). */
+/* The pow of docs/semantics.md#lp-forward (SLEEF u10 purec, scalar). */
 float model_pow(float x, float y);
 
 /* The canonical quiet NaN 0x7fc00000. */

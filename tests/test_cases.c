@@ -3,7 +3,7 @@
  * of simdpool's public API, run on every ISA this machine supports.
  *
  * Where the numbers come from: every expected value below was computed by
- * hand from /work/shared/DESIGN.md and notes/semantics.md or taken from the
+ * hand from the rules of docs/semantics.md or taken from the
  * two seed texts (001: the worked 4x4 example; 000: the NCHW reference with
  * np.argmax ties), or is an obvious formula written next to it (S / 9.0f,
  * sqrtf(2.0f), ...). None was copied from the library's output.
@@ -105,6 +105,7 @@ static simdpool_desc mk(simdpool_method m, size_t n, size_t c, size_t h,
                         size_t w, size_t kh, size_t kw, size_t sh, size_t sw) {
   simdpool_desc d;
   memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d; /* what simdpool_desc_init records */
   d.method = m;
   d.layout = SIMDPOOL_NCHW;
   d.n = n;
@@ -180,9 +181,10 @@ typedef struct tens {
   uint8_t *tap;
 } tens;
 
-/* MAX backward by its definition (DESIGN.md): dx = +0.0f, then for each
- * output in order dx[winner] += dy. Used where a case lists its winners (by
- * hand) but not dx; all such cases use small integers, so sums are exact. */
+/* MAX backward by its definition (docs/semantics.md#max-backward): dx = +0.0f,
+ * then for each output in order dx[winner] += dy. Used where a case lists its
+ * winners (by hand) but not dx; all such cases use small integers, so sums are
+ * exact. */
 static float *scatter_dx(const golden *g) {
   size_t planes = g->d.n * g->d.c, hw = g->d.h * g->d.w;
   size_t ohw = g->out_h * g->out_w;
@@ -1625,8 +1627,8 @@ START_TEST(test_canonical_nan) {
 }
 END_TEST
 
-/* Output shapes by DESIGN.md's formulas, per axis; each row runs along h and
- * along w, for MAX and AVG. */
+/* Output shapes by the formulas of docs/semantics.md#shapes, per axis; each row
+ * runs along h and along w, for MAX and AVG. */
 typedef struct shape_case {
   simdpool_padding padding;
   size_t in, k, s, d, pb, pe;
@@ -1874,18 +1876,19 @@ START_TEST(test_reject_modes) {
   EXPECT_CREATE(BAVG, d.count_include_pad = 0, OK_, NULL, NULL);
   EXPECT_CREATE(BMAX, d.count_include_pad = 2, OK_, NULL, NULL);
   EXPECT_CREATE(BLP, d.count_include_pad = 2, OK_, NULL, NULL);
-  /* index_type only with MAX. */
+  /* index_type only with MAX; the message names both values. */
   EXPECT_CREATE(BAVG, d.index_type = SIMDPOOL_INDEX_I32, INV, "index_type",
-                NULL);
+                "index_type=I32 with method=AVG");
   EXPECT_CREATE(BAVG, d.index_type = SIMDPOOL_INDEX_I64, INV, "index_type",
-                NULL);
+                "index_type=I64 with method=AVG");
   EXPECT_CREATE(BAVG, d.index_type = SIMDPOOL_INDEX_U8, INV, "index_type",
-                NULL);
+                "index_type=U8 with method=AVG");
   EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_I32, INV, "index_type",
-                NULL);
+                "index_type=I32 with method=LP");
   EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_I64, INV, "index_type",
-                NULL);
-  EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_U8, INV, "index_type", NULL);
+                "index_type=I64 with method=LP");
+  EXPECT_CREATE(BLP, d.index_type = SIMDPOOL_INDEX_U8, INV, "index_type",
+                "index_type=U8 with method=LP");
   /* p: finite and > 0, checked only for LP. */
   EXPECT_CREATE(BLP, d.p = 0.0f, INV, "p", NULL);
   EXPECT_CREATE(BLP, d.p = -0.0f, INV, "p", NULL);
@@ -2001,6 +2004,27 @@ START_TEST(test_reject_index_width_null) {
                  d.stride_h = d.stride_w = 1,
                  d.index_type = SIMDPOOL_INDEX_I64),
                 OK_, NULL, NULL);
+  /* SIMD kernels count in 32-bit lanes: a plane of 2^31 elements is
+   * UNSUPPORTED on a forced SIMD ISA, with a message saying why; AUTO
+   * takes the scalar kernels. */
+  for (int i = SIMDPOOL_ISA_SSE41; i <= SIMDPOOL_ISA_NEON; ++i) {
+    if (!simdpool_isa_supported((simdpool_isa)i))
+      continue;
+    EXPECT_CREATE(BMAX,
+                  (d.h = 65536, d.w = 32768, d.kernel_h = d.kernel_w = 1,
+                   d.stride_h = d.stride_w = 1, d.isa = (simdpool_isa)i),
+                  UNS, "isa", "32-bit lanes");
+  }
+  {
+    simdpool_desc d = BMAX;
+    simdpool_plan *p = NULL;
+    d.h = 65536;
+    d.w = 32768;
+    d.kernel_h = d.kernel_w = d.stride_h = d.stride_w = 1;
+    ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+    ck_assert_int_eq(simdpool_plan_isa(p), SIMDPOOL_ISA_SCALAR);
+    simdpool_plan_destroy(p);
+  }
 #endif
   /* U8 needs kernel_h * kernel_w <= 256: 17*16 = 272 and 1*257 are too
    * many (UNSUPPORTED); 16*16 = 256 and 1*256 fit. */
@@ -2140,6 +2164,42 @@ START_TEST(test_env_isa) {
     ck_assert_int_eq(simdpool_plan_isa(p), i);
     simdpool_plan_destroy(p);
   }
+  /* Names in any letter case: "AVX2" and "Avx2" are avx2 (UNSUPPORTED where
+   * avx2 is); near misses stay unknown. */
+  for (int i = SIMDPOOL_ISA_AUTO; i <= SIMDPOOL_ISA_NEON; ++i) {
+    const simdpool_isa want = (simdpool_isa)i;
+    const char *name = simdpool_isa_name(want);
+    char upper[16], mixed[16], what[64];
+    size_t k = 0;
+    for (; name[k] && k + 1 < sizeof upper; ++k) {
+      upper[k] = (char)toupper((unsigned char)name[k]);
+      mixed[k] = k == 0 ? upper[k] : name[k];
+    }
+    upper[k] = mixed[k] = '\0';
+    for (int v = 0; v < 2; ++v) {
+      setenv("SIMDPOOL_ISA", v ? mixed : upper, 1);
+      snprintf(what, sizeof what, "SIMDPOOL_ISA=%s", v ? mixed : upper);
+      if (!simdpool_isa_supported(want)) {
+        auto_plan_isa(UNS, what);
+        continue;
+      }
+      isa = auto_plan_isa(OK_, what);
+      ck_assert_msg(want == SIMDPOOL_ISA_AUTO ? isa != SIMDPOOL_ISA_AUTO
+                                              : isa == want,
+                    "%s: AUTO plan runs %s", what, simdpool_isa_name(isa));
+    }
+  }
+  static const char *const near_misses[] = {"avx-2", "SSE4.1", "avx512f",
+                                            " avx2", "avx2 ",  "scalar\n"};
+  for (size_t k = 0; k < NELEM(near_misses); ++k) {
+    char what[64];
+    setenv("SIMDPOOL_ISA", near_misses[k], 1);
+    snprintf(what, sizeof what, "SIMDPOOL_ISA='%s'", near_misses[k]);
+    auto_plan_isa(INV, what);
+    e = simdpool_last_error();
+    ck_assert_msg(strstr(e, "SIMDPOOL_ISA") != NULL && strstr(e, "any letter"),
+                  "%s: last_error \"%s\"", what, e);
+  }
   /* "auto" and "" mean AUTO. */
   setenv("SIMDPOOL_ISA", "auto", 1);
   isa = auto_plan_isa(OK_, "SIMDPOOL_ISA=auto");
@@ -2193,6 +2253,9 @@ START_TEST(test_exec_forward) {
   RESET();
   expect_rejected(simdpool_forward(p1, kSeedX, y, NULL), y, sizeof y, NULL, 0,
                   "forward: NULL indices on an I32 plan");
+  ck_assert_msg(strstr(simdpool_last_error(), "(index_type=I32)"),
+                "the index type is named, not numbered: %s",
+                simdpool_last_error());
   RESET();
   expect_rejected(simdpool_forward(NULL, kSeedX, y, NULL), y, sizeof y, NULL, 0,
                   "forward: NULL plan");
@@ -2428,6 +2491,7 @@ START_TEST(test_desc_init) {
   ck_assert(f2u(d.p) == f2u(2.0f));
   ck_assert_int_eq(d.index_type, SIMDPOOL_INDEX_NONE);
   ck_assert_int_eq(d.isa, SIMDPOOL_ISA_AUTO);
+  ck_assert_uint_eq(d.struct_size, sizeof d);
   /* The defaults make a valid plan: 7x9, kernel 3x2, stride 3x2 ->
    * floor(4/3)+1 = 2 by floor(7/2)+1 = 4. */
   {
@@ -2443,6 +2507,72 @@ START_TEST(test_desc_init) {
   ck_assert(f2u(d.p) == f2u(2.0f));
   ck_assert_int_eq(d.method, SIMDPOOL_LP);
   simdpool_desc_init(NULL, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+}
+END_TEST
+
+/* The descriptor's ABI guard: struct_size is what simdpool_desc_init records,
+ * desc_init_sized never writes past the size it is given, and a size the
+ * library does not know is a loud INVALID_ARGUMENT at plan creation. */
+START_TEST(test_desc_abi) {
+  enum { GUARD = 64 };
+  union {
+    simdpool_desc desc; /* followed by GUARD bytes of sentinel */
+    unsigned char bytes[sizeof(simdpool_desc) + GUARD];
+  } u;
+  unsigned char *buf = u.bytes;
+  simdpool_desc *d = &u.desc;
+  simdpool_plan *p = NULL;
+  /* The macro and the exported function both record this layout's size. */
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init(d, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  ck_assert_uint_eq(d->struct_size, sizeof(simdpool_desc));
+  ck_assert(is_sentinel(buf + sizeof(simdpool_desc), GUARD));
+  ck_assert_int_eq(simdpool_plan_create(d, &p), OK_);
+  simdpool_plan_destroy(p);
+  memset(buf, 0xa5, sizeof u);
+  (simdpool_desc_init)(d, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  ck_assert_uint_eq(d->struct_size, sizeof(simdpool_desc));
+  ck_assert_uint_eq(d->kernel_w, 2);
+  ck_assert(is_sentinel(buf + sizeof(simdpool_desc), GUARD));
+  /* Shorter than its own size field: nothing is written. */
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init_sized(d, sizeof(size_t) - 1, SIMDPOOL_MAX, SIMDPOOL_NCHW,
+                           1, 1, 4, 4, 2, 2);
+  ck_assert(is_sentinel(buf, sizeof u));
+  /* Any size: exactly that many bytes (up to this library's layout). */
+  for (size_t size = sizeof(size_t); size <= sizeof(simdpool_desc) + GUARD;
+       size += 4) {
+    memset(buf, 0xa5, sizeof u);
+    simdpool_desc_init_sized(d, size, SIMDPOOL_AVG, SIMDPOOL_NHWC, 1, 2, 3, 3,
+                             2, 2);
+    const size_t written =
+        size < sizeof(simdpool_desc) ? size : sizeof(simdpool_desc);
+    ck_assert_msg(is_sentinel(buf + written, sizeof u - written),
+                  "desc_init_sized(size %zu) wrote past %zu bytes", size,
+                  written);
+    ck_assert_uint_eq(d->struct_size, size);
+  }
+  /* A caller built against a newer header: its fields past this layout are
+   * left alone and plan creation says what happened. */
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init_sized(d, sizeof(simdpool_desc) + 16, SIMDPOOL_MAX,
+                           SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  ck_assert(is_sentinel(buf + sizeof(simdpool_desc), GUARD));
+  expect_create(d, INV, "struct_size", "newer simdpool.h", "newer caller");
+  /* Not filled by desc_init: zero, or a size no layout has. */
+  simdpool_desc z = BMAX;
+  z.struct_size = 0;
+  expect_create(&z, INV, "struct_size", "simdpool_desc_init", "size 0");
+  z.struct_size = sizeof z - sizeof(size_t);
+  expect_create(&z, INV, "struct_size", "not the size", "a shorter size");
+  z.struct_size = 7;
+  expect_create(&z, INV, "struct_size", "not the size", "size 7");
+  z.struct_size = (size_t)-1;
+  expect_create(&z, INV, "struct_size", "newer simdpool.h", "size SIZE_MAX");
+  /* A copy of an initialised descriptor is as good as the original. */
+  simdpool_desc copy = BMAX;
+  z = copy;
+  expect_create(&z, OK_, NULL, NULL, "copied descriptor");
 }
 END_TEST
 
@@ -2498,6 +2628,95 @@ START_TEST(test_plan_queries) {
     ck_assert_int_eq(simdpool_plan_isa(p), i);
     simdpool_plan_destroy(p);
   }
+}
+END_TEST
+
+START_TEST(test_plan_kernel_name) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "kernel names", &isa))
+    return;
+  /* 1x1x4x4 max 2x2/s2: every ISA has a 2x2/s2 forward kernel, named with
+   * its ISA; backward without indices exists, from indices only with an
+   * index type. */
+  simdpool_desc d = BMAX;
+  simdpool_plan *p = NULL;
+  d.isa = isa;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  const char *fwd = simdpool_plan_kernel_name(p, SIMDPOOL_OP_FORWARD);
+  const char *bwd = simdpool_plan_kernel_name(p, SIMDPOOL_OP_BACKWARD);
+  ck_assert_ptr_nonnull(fwd);
+  ck_assert_ptr_nonnull(bwd);
+  ck_assert_msg(strstr(fwd, "2x2s2") && strstr(fwd, simdpool_isa_name(isa)),
+                "forward kernel of a 2x2/s2 %s plan: %s",
+                simdpool_isa_name(isa), fwd);
+  ck_assert_msg(
+      strstr(bwd, "maxpool_bwd") && strstr(bwd, simdpool_isa_name(isa)),
+      "backward kernel of a max %s plan: %s", simdpool_isa_name(isa), bwd);
+  ck_assert_ptr_null(
+      simdpool_plan_kernel_name(p, SIMDPOOL_OP_BACKWARD_INDICES));
+  ck_assert_ptr_null(simdpool_plan_kernel_name(p, (simdpool_op)3));
+  ck_assert_ptr_null(simdpool_plan_kernel_name(p, (simdpool_op)-1));
+  printf("  %-7s max 2x2/s2 NCHW: forward %s, backward %s\n",
+         simdpool_isa_name(isa), fwd, bwd);
+  simdpool_plan_destroy(p);
+  d.index_type = SIMDPOOL_INDEX_I64;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  const char *bidx = simdpool_plan_kernel_name(p, SIMDPOOL_OP_BACKWARD_INDICES);
+  ck_assert_msg(bidx && strstr(bidx, "bwd_idx"), "backward from indices: %s",
+                bidx ? bidx : "NULL");
+  simdpool_plan_destroy(p);
+  /* AVG 3x3/s1 with padding on every side takes a general kernel. */
+  d = BAVG;
+  d.isa = isa;
+  d.kernel_h = d.kernel_w = 3;
+  d.stride_h = d.stride_w = 1;
+  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 1;
+  d.dilation_w = 2;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  fwd = simdpool_plan_kernel_name(p, SIMDPOOL_OP_FORWARD);
+  ck_assert_msg(fwd && strstr(fwd, "avgpool_fwd") && !strstr(fwd, "3x3"),
+                "dilated avg 3x3: %s", fwd ? fwd : "NULL");
+  simdpool_plan_destroy(p);
+  ck_assert_ptr_null(simdpool_plan_kernel_name(NULL, SIMDPOOL_OP_FORWARD));
+}
+END_TEST
+
+START_TEST(test_plan_tensor_bytes) {
+  simdpool_plan *p = NULL;
+  /* 1x1x4x4 -> 2x2: 16 and 4 floats, 4 indices of 1, 4 or 8 bytes. */
+  static const struct {
+    simdpool_index_type it;
+    size_t bytes;
+  } per_index[] = {{SIMDPOOL_INDEX_NONE, 0},
+                   {SIMDPOOL_INDEX_U8, 4},
+                   {SIMDPOOL_INDEX_I32, 16},
+                   {SIMDPOOL_INDEX_I64, 32}};
+  for (size_t i = 0; i < NELEM(per_index); ++i) {
+    simdpool_desc d = BMAX;
+    d.index_type = per_index[i].it;
+    ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X), 64);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_DX), 64);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_Y), 16);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_DY), 16);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_INDICES),
+                      per_index[i].bytes);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, (simdpool_tensor)5), 0);
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, (simdpool_tensor)-1), 0);
+    simdpool_plan_destroy(p);
+  }
+  /* NHWC 2x3x5x7, 2x2 ceil mode: out 3x4 (ceil(3/2)+1, ceil(5/2)+1). */
+  simdpool_desc d;
+  simdpool_desc_init(&d, SIMDPOOL_AVG, SIMDPOOL_NHWC, 2, 3, 5, 7, 2, 2);
+  d.ceil_mode = 1;
+  ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X),
+                    2 * 3 * 5 * 7 * sizeof(float));
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_Y),
+                    2 * 3 * 3 * 4 * sizeof(float));
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_INDICES), 0);
+  simdpool_plan_destroy(p);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(NULL, SIMDPOOL_TENSOR_X), 0);
 }
 END_TEST
 
@@ -2578,8 +2797,11 @@ static Suite *cases_suite(void) {
 
   tc = tcase("6 api basics");
   tcase_add_test(tc, test_desc_init);
+  tcase_add_test(tc, test_desc_abi);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_plan_queries);
+  tcase_add_loop_test(tc, test_plan_kernel_name, 0, N_ISAS);
+  tcase_add_test(tc, test_plan_tensor_bytes);
   tcase_add_test(tc, test_last_error);
   suite_add_tcase(s, tc);
   return s;

@@ -355,7 +355,7 @@ END_TEST
 /* ------------------------------------------------------------ FP environment
  */
 
-/* The caller environments every kernel must be immune to (DESIGN.md,
+/* The caller environments every kernel must be immune to (docs/semantics.md,
  * "Floating-point environment"), as tenv_decode() codes: bits 0-1
  * rounding, 2 FTZ/FZ, 3 DAZ/FZ16, 4 every status flag set, 5 traps
  * unmasked (x86) / DN (AArch64). */

@@ -538,7 +538,7 @@ START_TEST(test_exec_rejects_bad_pointers) {
               simdpool_forward_parallel(iplan, x, y, NULL, counting_for, NULL),
               SIMDPOOL_INVALID_ARGUMENT,
               "forward: indices is NULL but the plan writes indices "
-              "(index_type=3)");
+              "(index_type=U8)");
   EXPECT_BOTH(
       simdpool_backward(NULL, dy, NULL, x, dx),
       simdpool_backward_parallel(NULL, dy, NULL, x, dx, counting_for, NULL),

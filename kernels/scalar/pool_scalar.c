@@ -1,5 +1,5 @@
 /* pool_scalar.c — the scalar reference: plain C that defines every bit of every
- * op (DESIGN.md). */
+ * op (docs/semantics.md#numerics). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -90,7 +90,7 @@ void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
 
 /* 2x2/stride-2 without padding: every tap is valid. The reduction keeps taps
  * in scan order as a tree: each row's pair first, then row 0 with row 1
- * (DESIGN.md: the MAX step is associative over the ordered taps). */
+ * (associative over the ordered taps: docs/semantics.md#max-forward). */
 void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {

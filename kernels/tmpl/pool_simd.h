@@ -6,7 +6,7 @@
  * over channels in NHWC and over output columns in NCHW (over planes for NCHW
  * global pooling); each lane is one output element, or one dx element in the
  * gathered backward kernels, and sees exactly the scalar reference's
- * sequence of operations, so the bits match (DESIGN.md: reorder across
+ * sequence of operations, so the bits match (docs/semantics.md: reorder across
  * outputs, never within one).
  *
  * Padding: NCHW forward kernels read rows copied into a stack scratch with
@@ -122,8 +122,8 @@ static inline int32_t index_value(simdpool_index_type t, size_t tap,
 }
 
 /* pow(a, e) per lane with SLEEF's scalar no-FMA pow, the reference's own.
- * DESIGN.md names SLEEF's vector siblings (Sleef_powf4_u10sse4, ...) as
- * returning the same bits, but on Debian 12's SLEEF 3.5.1 they do not for
+ * SLEEF's vector siblings (Sleef_powf4_u10sse4, ...) might be expected to
+ * return the same bits, but on Debian 12's SLEEF 3.5.1 they do not for
  * every input: powf(0x1.fffffcp-2, 0.5) is 0x1.6a09e6p-1 from purec and
  * 0x1.6a09e4p-1 from sse4 (found by test_kernels). Bit-exactness wins, so
  * LP with p other than 1 and 2 computes its powers one lane at a time. */
@@ -159,7 +159,7 @@ static inline vf lp_sign_v(vf x) {
   return vf_select(vm_nan(x), s, x);
 }
 
-/* LP backward: g from dy and the window's y (DESIGN.md), per lane. */
+/* LP backward: g from dy and the window's y (docs/semantics.md), per lane. */
 static inline vf lp_grad_v(int kind, float p, vf dy, vf y) {
   if (kind == LP_ONE)
     return dy;
@@ -1565,7 +1565,7 @@ SP_HOT void max_row_nchw(const sp_geom *g, const sp_io *io, const float *xp,
  * the input. Lane l of the block at output column ox0 reads input columns
  * 2(ox0 + l) - 1 .. + 1. Each input row folds its three taps once (the
  * ordered max of columns 2ox - 1, 2ox, 2ox + 1), then rows 0, 1, 2 combine
- * in order (DESIGN.md's ordered tree; a tie keeps the earlier row), and
+ * in order (docs/semantics.md's ordered tree; a tie keeps the earlier row), and
  * output rows go in pairs that share their middle input row. A tap outside
  * the input is -inf, which never replaces a MAX and, where the first valid
  * tap is -inf itself, has its bits. _mm*_max_ps is exact only without NaNs:

@@ -306,6 +306,7 @@ static float dec_float(reader *r) {
 static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
                         unsigned *opts) {
   memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d; /* what simdpool_desc_init records */
   const unsigned f = desc_u8(r);
   d->method = (simdpool_method)dec_enum(r, 3);
   d->layout = (simdpool_layout)dec_enum(r, 2);
