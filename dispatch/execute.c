@@ -25,16 +25,6 @@ static int flat_ok(const sp_geom *g, long long v, ic_taps row, ic_taps col) {
   return rel <= (col.count - 1) * g->dw && (g->dw == 1 || rel % g->dw == 0);
 }
 
-/* Are all of p[0..count) below limit (<= 256)? */
-static int u8_run_ok(const uint8_t *p, size_t count, size_t limit) {
-  if (limit >= 256)
-    return 1;
-  uint8_t top = 0; /* a max reduction: compilers vectorise it */
-  for (size_t i = 0; i < count; i++)
-    top = p[i] > top ? p[i] : top;
-  return top < limit;
-}
-
 /* indices[i] of type t, as a signed value for messages and checks. */
 static long long index_value(simdpool_index_type t, const void *indices,
                              size_t i) {
@@ -51,8 +41,6 @@ static long long index_value(simdpool_index_type t, const void *indices,
   return 0;
 }
 
-/* Checks that every index names a valid tap of its own window, so kernels
- * can trust them. Returns the first bad element or SIZE_MAX. */
 /* The bulk index checks of isa's width (the baseline ones for scalar). */
 typedef int (*bulk_check_fn)(const sp_geom *, const void *);
 typedef struct bulk_checks {
@@ -82,6 +70,8 @@ static bulk_checks bulk_checks_for(simdpool_isa isa) {
   }
 }
 
+/* Checks that every index names a valid tap of its own window, so kernels
+ * can trust them. Returns the first bad element or SIZE_MAX. */
 size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
                          const void *indices, long long *value) {
   /* U8 tap numbers -> (kernel row, kernel column), without divisions. */
@@ -104,7 +94,7 @@ size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
   const int no_padding = g->pt == 0 && (g->oh - 1) * g->sh + eh <= g->h &&
                          in.lo == 0 && in.hi == g->ow;
   if (no_padding && ntaps &&
-      u8_run_ok((const uint8_t *)indices, g->n * g->c * g->oh * g->ow, ntaps))
+      ic_u8_below((const uint8_t *)indices, g->n * g->c * g->oh * g->ow, ntaps))
     return SIZE_MAX;
   const bulk_checks bulk = bulk_checks_for(isa);
   if (ntaps ? bulk.u8(g, indices) : bulk.flat(g, indices))
@@ -120,8 +110,8 @@ size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
         /* U8 over a full row's interior windows: every tap number below
          * kernel_h*kernel_w names a valid tap, one vectorisable pass. */
         if (ntaps && ox == in.lo && in.lo < in.hi && row.count == g->kh &&
-            u8_run_ok((const uint8_t *)indices + o, (in.hi - in.lo) * lanes,
-                      ntaps)) {
+            ic_u8_below((const uint8_t *)indices + o, (in.hi - in.lo) * lanes,
+                        ntaps)) {
           o += (in.hi - in.lo) * lanes;
           ox = in.hi - 1;
           continue;

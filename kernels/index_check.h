@@ -45,6 +45,17 @@ static inline ic_span ic_interior(const sp_geom *g) {
   return r;
 }
 
+/* Are all of p[0..count) below limit (<= 256)? A max reduction, which
+ * compilers vectorise: U8 tap numbers of whole windows. */
+static inline int ic_u8_below(const uint8_t *p, size_t count, size_t limit) {
+  if (limit >= 256)
+    return 1;
+  uint8_t top = 0;
+  for (size_t i = 0; i < count; i++)
+    top = p[i] > top ? p[i] : top;
+  return top < limit;
+}
+
 #endif /* SIMDPOOL_INDEX_CHECK_H */
 
 #ifdef SP_FN
@@ -267,12 +278,9 @@ int SP_FN(sp_u8_indices_ok)(const sp_geom *g, const void *indices) {
       const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
       for (size_t ox = 0; ox < g->ow; ox++, v += g->c) {
         if (row.count == g->kh && ox == in.lo && in.lo < in.hi) {
-          /* Whole windows: every t below kh*kw is valid (a max). */
+          /* Whole windows: every t below kh*kw is valid. */
           const size_t len = (in.hi - in.lo) * g->c;
-          uint8_t top = 0;
-          for (size_t i = 0; i < len; i++)
-            top = v[i] > top ? v[i] : top;
-          ok &= top < taps;
+          ok &= ic_u8_below(v, len, taps);
           v += len - g->c;
           ox = in.hi - 1;
           continue;
