@@ -42,15 +42,16 @@ haswell_skip="guard concurrency"
 
 # Tests run under emulation: every test whose program is built in this build dir. Left
 # out: programs that are not ours (python3 scripts: README sync, exported symbols, bench
-# summary; they test nothing CPU-specific) and the bench suite (timing runs; its smoke
-# test alone takes minutes under emulation).
+# summary; they test nothing CPU-specific), the bench suite (timing runs; its smoke
+# test alone takes minutes under emulation) and the proof suite (the division's whole
+# proof, which plain `meson test` leaves out too; `divide` runs its subset here).
 mapfile -t tests < <(meson introspect "$dir" --tests | python3 -c '
 import json, os, sys
 build = os.path.realpath(sys.argv[1])
 for t in json.load(sys.stdin):
     exe = os.path.realpath(t["cmd"][0])
     if exe.startswith(build + os.sep) and not any(
-            s.endswith(":bench") or s == "bench" for s in t["suite"]):
+            s.split(":")[-1] in ("bench", "proof") for s in t["suite"]):
         print(t["name"])
 ' "$dir")
 excluded=$(meson introspect "$dir" --tests | python3 -c '
@@ -60,7 +61,7 @@ print(" ".join(t["name"] for t in json.load(sys.stdin) if t["name"] not in names
 ' "${tests[@]}")
 echo "== oldcpu: $dir under qemu-x86_64 ($(qemu-x86_64 --version | head -1)) =="
 echo "tests run: ${tests[*]}"
-echo "left out:  ${excluded:-none} (not built here, or the bench suite)"
+echo "left out:  ${excluded:-none} (not built here, or the bench or proof suite)"
 echo "SIMDPOOL_TEST_SCALE=$scale under emulation"
 
 # QEMU 7.2 (Debian 12) decodes a VSIB index register number 4 (xmm4/ymm4) of AVX2

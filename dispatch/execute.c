@@ -54,28 +54,32 @@ static long long index_value(simdpool_index_type t, const void *indices,
 
 /* Checks that every index names a valid tap of its own window, so kernels
  * can trust them. Returns the first bad element or SIZE_MAX. */
-/* The flat index check of isa's width (the baseline one for scalar). */
-static int (*sp_flat_check_for(simdpool_isa isa))(const sp_geom *,
-                                                  const void *) {
+/* The bulk index checks of isa's width (the baseline ones for scalar). */
+typedef int (*bulk_check_fn)(const sp_geom *, const void *);
+typedef struct bulk_checks {
+  bulk_check_fn flat, u8;
+} bulk_checks;
+
+static bulk_checks bulk_checks_for(simdpool_isa isa) {
   switch (isa) {
 #if SIMDPOOL_HAVE_SSE41
   case SIMDPOOL_ISA_SSE41:
-    return sp_flat_indices_ok_sse41;
+    return (bulk_checks){sp_flat_indices_ok_sse41, sp_u8_indices_ok_sse41};
 #endif
 #if SIMDPOOL_HAVE_AVX2
   case SIMDPOOL_ISA_AVX2:
-    return sp_flat_indices_ok_avx2;
+    return (bulk_checks){sp_flat_indices_ok_avx2, sp_u8_indices_ok_avx2};
 #endif
 #if SIMDPOOL_HAVE_AVX512
   case SIMDPOOL_ISA_AVX512:
-    return sp_flat_indices_ok_avx512;
+    return (bulk_checks){sp_flat_indices_ok_avx512, sp_u8_indices_ok_avx512};
 #endif
 #if SIMDPOOL_HAVE_NEON
   case SIMDPOOL_ISA_NEON:
-    return sp_flat_indices_ok_neon;
+    return (bulk_checks){sp_flat_indices_ok_neon, sp_u8_indices_ok_neon};
 #endif
   default:
-    return sp_flat_indices_ok_base;
+    return (bulk_checks){sp_flat_indices_ok_base, sp_u8_indices_ok_base};
   }
 }
 
@@ -93,17 +97,18 @@ size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
     }
   }
   const ic_span in = ic_interior(g);
-  /* One tight pass for U8 when no window touches padding, and for flat
-   * indices of undilated windows (sp_flat_indices_ok of the plan's ISA). A
-   * failing pass falls through to the general walk, which also finds the first
-   * bad element. */
+  /* One tight pass for U8 when no window touches padding, else the bulk
+   * passes of the plan's ISA (kernels/index_check.h: U8 with any padding,
+   * flat indices of undilated windows). A failing pass falls through to the
+   * general walk, which also finds the first bad element. */
   const size_t eh = g->dh * (g->kh - 1) + 1;
   const int no_padding = g->pt == 0 && (g->oh - 1) * g->sh + eh <= g->h &&
                          in.lo == 0 && in.hi == g->ow;
   if (no_padding && ntaps &&
       u8_run_ok((const uint8_t *)indices, g->n * g->c * g->oh * g->ow, ntaps))
     return SIZE_MAX;
-  if (!ntaps && sp_flat_check_for(isa)(g, indices))
+  const bulk_checks bulk = bulk_checks_for(isa);
+  if (ntaps ? bulk.u8(g, indices) : bulk.flat(g, indices))
     return SIZE_MAX;
   const int nhwc = g->layout == SIMDPOOL_NHWC;
   const size_t planes = nhwc ? g->n : g->n * g->c; /* outer loop */

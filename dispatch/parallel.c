@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kernel_util.h"
 
 /* Chunks smaller than this cost more in task overhead (waking a thread
  * takes microseconds) than they gain; calls under two chunks run inline. */
@@ -26,6 +27,7 @@ typedef struct par_job {
   size_t orow;       /* elements of one output row */
   size_t per_chunk;  /* planes per chunk when not splitting rows */
   size_t row_blocks; /* > 1: each plane is cut into this many row blocks */
+  int bands;         /* row blocks are dx row bands of the whole plane */
   atomic_size_t bad; /* index validation: the first bad element found */
 } par_job;
 
@@ -37,11 +39,10 @@ typedef struct chunk {
   size_t first;   /* row blocks: its first input row in the plane */
 } chunk;
 
-/* First output row of row block b: the oh rows dealt as evenly as possible
- * (no product that could overflow). */
-static size_t block_start(const par_job *j, size_t b) {
-  const size_t oh = j->plan->geom.oh, q = oh / j->row_blocks;
-  const size_t r = oh % j->row_blocks;
+/* First row of row block b when `rows` rows (output rows, or dx rows for
+ * bands) are dealt as evenly as possible (no product that could overflow). */
+static size_t block_start(const par_job *j, size_t rows, size_t b) {
+  const size_t q = rows / j->row_blocks, r = rows % j->row_blocks;
   return b * q + (b < r ? b : r);
 }
 
@@ -58,9 +59,21 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
   c->g = *g;
   c->first = 0;
   size_t in_off, out_off;
-  if (j->row_blocks > 1) {
+  if (j->bands) {
+    /* dx rows [row0, row1) of plane p: the whole plane's geometry, so every
+     * covering output and every flat index stays as it is. */
     const size_t p = i / j->row_blocks, b = i % j->row_blocks;
-    const size_t r0 = block_start(j, b), r1 = block_start(j, b + 1);
+    c->g.n = 1;
+    if (c->g.layout == SIMDPOOL_NCHW)
+      c->g.c = 1;
+    c->g.row0 = block_start(j, g->h, b);
+    c->g.row1 = block_start(j, g->h, b + 1);
+    in_off = p * j->in_plane;
+    out_off = p * j->out_plane;
+  } else if (j->row_blocks > 1) {
+    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
+    const size_t r0 = block_start(j, g->oh, b),
+                 r1 = block_start(j, g->oh, b + 1);
     c->g.n = 1;
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
@@ -144,9 +157,11 @@ static void check_chunk(void *ctx, size_t i) {
   }
 }
 
-/* Cuts the call into chunks of about chunk_bytes; returns their count. */
+/* Cuts the call into chunks of about chunk_bytes; returns their count.
+ * check: the chunks of index validation, which reads outputs only (no dx
+ * bands). */
 static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
-                          const sp_io *io, size_t chunk_bytes) {
+                          const sp_io *io, size_t chunk_bytes, int check) {
   const sp_geom *g = &plan->geom;
   memset(j, 0, sizeof *j);
   j->plan = plan;
@@ -172,21 +187,30 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   if (chunks < 1)
     chunks = 1;
 
-  /* Rows may be split when planes are too few. Backward blocks must own
-   * their input rows: windows of different output rows may not share a row
-   * (extent <= stride), and flat indices would need rebasing. */
+  /* Rows may be split when planes are too few. Backward blocks of output
+   * rows must own their input rows: windows of different output rows may
+   * not share a row (extent <= stride), and flat indices would need
+   * rebasing. Otherwise backward kernels that write any band of dx rows by
+   * themselves (row_range) take bands of the whole plane's dx rows. */
   const size_t eh = g->dh * (g->kh - 1) + 1;
   const int flat_idx =
       op == SP_OP_BWD_IDX && g->index_type != SIMDPOOL_INDEX_U8;
-  const int rows_ok = op == SP_OP_FWD || (eh <= g->sh && !flat_idx);
-  if (j->planes >= chunks || !rows_ok || g->oh == 1) {
+  const int sub_rows = op == SP_OP_FWD || (eh <= g->sh && !flat_idx);
+  const sp_kernel_entry *k = op == SP_OP_FWD || sub_rows || check
+                                 ? NULL
+                                 : sp_pick_kernel(plan->isa, g, op);
+  j->bands = k && k->row_range && sp_bwd_rows_ok(g) && g->h > 1;
+  if (j->planes >= chunks || !(sub_rows || j->bands) ||
+      (g->oh == 1 && !j->bands)) {
+    j->bands = 0;
     j->per_chunk = (j->planes + chunks - 1) / chunks;
     j->row_blocks = 1;
     return (j->planes + j->per_chunk - 1) / j->per_chunk;
   }
   size_t blocks = (chunks + j->planes - 1) / j->planes;
-  if (blocks > g->oh)
-    blocks = g->oh;
+  const size_t rows = j->bands ? g->h : g->oh;
+  if (blocks > rows)
+    blocks = rows;
   j->row_blocks = blocks;
   return j->planes * blocks;
 }
@@ -206,7 +230,7 @@ size_t sp_find_bad_parallel(const simdpool_plan *plan, const void *indices,
   par_job j;
   const sp_io io = {NULL, NULL, (void *)(uintptr_t)indices, NULL, NULL};
   const size_t range =
-      plan_chunks(&j, plan, SP_OP_BWD_IDX, &io, SP_CHUNK_MIN_BYTES);
+      plan_chunks(&j, plan, SP_OP_BWD_IDX, &io, SP_CHUNK_MIN_BYTES, 1);
   for_each_chunk(&j, range, check_chunk, parallel_for, pool);
   return atomic_load(&j.bad);
 }
@@ -220,6 +244,6 @@ void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
                     simdpool_parallel_for_fn parallel_for, void *pool,
                     size_t chunk_bytes) {
   par_job j;
-  const size_t range = plan_chunks(&j, plan, op, io, chunk_bytes);
+  const size_t range = plan_chunks(&j, plan, op, io, chunk_bytes, 0);
   for_each_chunk(&j, range, run_chunk, parallel_for, pool);
 }

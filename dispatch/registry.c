@@ -3,12 +3,12 @@
  * benches iterate. */
 #include "kernel.h"
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask)                    \
+#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, rows)              \
   void fn(const sp_geom *g, const sp_io *io);
 #include "registry.inc"
 #undef SP_KERNEL
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask)                    \
+#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, rows)              \
   {#fn,                                                                        \
    SIMDPOOL_ISA_##isa,                                                         \
    SIMDPOOL_##method,                                                          \
@@ -16,6 +16,7 @@
    SP_OP_##op,                                                                 \
    SP_SHAPE_##shape,                                                           \
    (mask),                                                                     \
+   (rows),                                                                     \
    fn},
 const sp_kernel_entry sp_registry[] = {
 #include "registry.inc"
@@ -23,3 +24,41 @@ const sp_kernel_entry sp_registry[] = {
 #undef SP_KERNEL
 
 const size_t sp_registry_size = sizeof sp_registry / sizeof sp_registry[0];
+
+/* The AVG division of each SIMD ISA built (tmpl/pool_simd.h), for its
+ * proof. */
+#define SP_DIVIDE_DECL(sfx)                                                    \
+  int sp_divide_##sfx(const float *x, const float *d, size_t d_stride,         \
+                      float *y, size_t n, int sum);
+#if SIMDPOOL_HAVE_SSE41
+SP_DIVIDE_DECL(sse41)
+#endif
+#if SIMDPOOL_HAVE_AVX2
+SP_DIVIDE_DECL(avx2)
+#endif
+#if SIMDPOOL_HAVE_AVX512
+SP_DIVIDE_DECL(avx512)
+#endif
+#if SIMDPOOL_HAVE_NEON
+SP_DIVIDE_DECL(neon)
+#endif
+#undef SP_DIVIDE_DECL
+
+const sp_divide_entry sp_divide_table[] = {
+#if SIMDPOOL_HAVE_SSE41
+    {SIMDPOOL_ISA_SSE41, sp_divide_sse41},
+#endif
+#if SIMDPOOL_HAVE_AVX2
+    {SIMDPOOL_ISA_AVX2, sp_divide_avx2},
+#endif
+#if SIMDPOOL_HAVE_AVX512
+    {SIMDPOOL_ISA_AVX512, sp_divide_avx512},
+#endif
+#if SIMDPOOL_HAVE_NEON
+    {SIMDPOOL_ISA_NEON, sp_divide_neon},
+#endif
+    {SIMDPOOL_ISA_SCALAR, NULL}, /* never empty; the test skips it */
+};
+
+const size_t sp_divide_table_size =
+    sizeof sp_divide_table / sizeof sp_divide_table[0] - 1;

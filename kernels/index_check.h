@@ -234,4 +234,56 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
   return ok;
 #endif
 }
+
+/* U8 tap numbers t (window positions, padding included), NHWC: t names a
+ * valid tap iff t < kh*kw and its kernel row a = t / kw and column
+ * b = t - a*kw lie in the window's valid rows [ka, ka + na) and columns
+ * [kb, kb + nb); a comes from a multiply: for t < 256 and kw <= 256,
+ * (t * (2^16/kw + 1)) >> 16 is floor(t / kw). One run per pixel, over its
+ * c channels. (NCHW rows are too short for this loop's vectors: the
+ * general walk, with its own pass over interior columns, is faster.) */
+static inline int ic_u8_run_ok(const uint8_t *v, size_t n, uint32_t kb,
+                               uint32_t nb, uint32_t ka, uint32_t na,
+                               uint32_t kw, uint32_t taps) {
+  const uint32_t mul = 65536u / kw + 1u;
+  int ok = 1;
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t t = v[i], a = (t * mul) >> 16, b = t - a * kw;
+    ok &= (t < taps) & (a - ka < na) & (b - kb < nb);
+  }
+  return ok;
+}
+
+/* 1: every U8 index names a valid tap of its window; 0: one does not, or
+ * the pass does not decide (NCHW). Any padding and dilation. */
+int SP_FN(sp_u8_indices_ok)(const sp_geom *g, const void *indices) {
+  if (g->layout != SIMDPOOL_NHWC || g->kh * g->kw > 256)
+    return 0;
+  const uint32_t kw = (uint32_t)g->kw, taps = (uint32_t)(g->kh * g->kw);
+  const ic_span in = ic_interior(g);
+  const uint8_t *v = indices;
+  int ok = 1;
+  for (size_t n = 0; n < g->n && ok; n++) {
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
+      for (size_t ox = 0; ox < g->ow; ox++, v += g->c) {
+        if (row.count == g->kh && ox == in.lo && in.lo < in.hi) {
+          /* Whole windows: every t below kh*kw is valid (a max). */
+          const size_t len = (in.hi - in.lo) * g->c;
+          uint8_t top = 0;
+          for (size_t i = 0; i < len; i++)
+            top = v[i] > top ? v[i] : top;
+          ok &= top < taps;
+          v += len - g->c;
+          ox = in.hi - 1;
+          continue;
+        }
+        const ic_taps col = ic_taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
+        ok &= ic_u8_run_ok(v, g->c, (uint32_t)col.k0, (uint32_t)col.count,
+                           (uint32_t)row.k0, (uint32_t)row.count, kw, taps);
+      }
+    }
+  }
+  return ok;
+}
 #endif /* SP_FN */

@@ -25,6 +25,11 @@ typedef struct sp_geom {
   size_t pt, pl, pb, pr; /* resolved pads: top, left, bottom, right */
   int count_include_pad; /* AVG */
   float p;               /* LP */
+  /* Backward kernels whose registry entry has row_range: write only dx rows
+   * [row0, row1) of each plane (reading every output that covers them);
+   * row1 == 0 means every row. Plan creation sets both to 0; only the
+   * parallel split sets them, and only for such kernels. */
+  size_t row0, row1;
 } sp_geom;
 
 /* The tensors of one call. Forward reads x and writes y (and indices when the
@@ -94,6 +99,7 @@ typedef struct sp_kernel_entry {
   sp_op op;
   sp_shape shape;
   unsigned index_mask; /* SP_IDX_* : index types this kernel handles */
+  int row_range; /* honours sp_geom's row0/row1 where sp_bwd_rows_ok(g) */
   sp_kernel_fn fn;
 } sp_kernel_entry;
 
@@ -109,8 +115,39 @@ int sp_flat_indices_ok_sse41(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_avx2(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_avx512(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_neon(const sp_geom *g, const void *indices);
+/* The same for U8 tap numbers (any padding and dilation). */
+int sp_u8_indices_ok_base(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_sse41(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_avx2(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_avx512(const sp_geom *g, const void *indices);
+int sp_u8_indices_ok_neon(const sp_geom *g, const void *indices);
 
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u
+
+/* The AVG division's fast path (kernels/tmpl/pool_simd.h, div_by): exact,
+ * and proven so by tests/test_divide.c, for every integer divisor d in
+ * [1, SP_DIV_FAST_MAX] and every x with SP_DIV_FAST_MIN <= |x| <= FLT_MAX.
+ * Everything else divides. */
+#define SP_DIV_FAST_MAX 65536.0f
+#define SP_DIV_FAST_MIN 0x1p-100f
+
+/* y[i] = x[i] / d[i * d_stride] (d_stride 0: d[0] for all, or 1) with the
+ * division the AVG kernels of one ISA use, or with `sum` their output
+ * (+0 + x[i]) / d[i * d_stride], NaN canonical; the proof in
+ * tests/test_divide.c calls it. Like a kernel it computes and nothing else.
+ * Returns 1 when the ISA has the fast path, 0 when it always divides
+ * (SSE4.1: no FMA). */
+typedef int (*sp_divide_fn)(const float *x, const float *d, size_t d_stride,
+                            float *y, size_t n, int sum);
+
+typedef struct sp_divide_entry {
+  simdpool_isa isa;
+  sp_divide_fn fn;
+} sp_divide_entry;
+
+/* One entry per SIMD ISA built (dispatch/registry.c). */
+extern const sp_divide_entry sp_divide_table[];
+extern const size_t sp_divide_table_size;
 
 #endif /* SIMDPOOL_KERNEL_H */

@@ -241,4 +241,14 @@ static inline float sp_lp_sign(float v) {
   return v;
 }
 
+/* MAX backward in output order (the NHWC kernels with row_range): undilated
+ * windows at least as wide as their stride on both axes, so every pixel up
+ * to the last window is covered and a pixel's first covering output is
+ * known from its kernel row and column alone. Such kernels can write any
+ * band of dx rows [row0, row1) by themselves, so the parallel split may
+ * cut a plane into row bands even where windows overlap. */
+static inline int sp_bwd_rows_ok(const sp_geom *g) {
+  return g->dh == 1 && g->dw == 1 && g->sh <= g->kh && g->sw <= g->kw;
+}
+
 #endif /* SIMDPOOL_KERNEL_UTIL_H */

@@ -246,6 +246,7 @@ START_TEST(entry_points_ignore_caller_env) {
                                  SP_OP_FWD,
                                  (sp_shape)shape,
                                  SP_IDX_ANY,
+                                 0,
                                  NULL};
   rng_state = seed ^ (uint64_t)_i * 0x9e37ull;
   long checks = 0;

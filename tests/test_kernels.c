@@ -452,7 +452,7 @@ START_TEST(fpenv_has_effect) {
   for (int iter = 0; iter < 60; iter++) {
     const sp_kernel_entry probe = {
         "probe",   SIMDPOOL_ISA_SCALAR, methods[iter % 3], SIMDPOOL_NCHW,
-        SP_OP_FWD, SP_SHAPE_GENERAL,    SP_IDX_NONE_ONLY,  NULL};
+        SP_OP_FWD, SP_SHAPE_GENERAL,    SP_IDX_NONE_ONLY,  0, NULL};
     const sp_kernel_entry *ref = reference_of(&probe, SIMDPOOL_INDEX_NONE);
     simdpool_desc d;
     rnd_desc(&d, &probe, SIMDPOOL_INDEX_NONE);
@@ -587,7 +587,7 @@ START_TEST(index_check_matches_brute_force) {
         "probe",       SIMDPOOL_ISA_SCALAR,
         SIMDPOOL_MAX,  iter % 2 ? SIMDPOOL_NHWC : SIMDPOOL_NCHW,
         SP_OP_BWD_IDX, SP_SHAPE_GENERAL,
-        SP_IDX_TYPED,  NULL};
+        SP_IDX_TYPED,  0, NULL};
     simdpool_desc d;
     rnd_desc(&d, &probe, it);
     d.c = rnd_range(1, 5);

@@ -4,8 +4,9 @@
  *
  * Semantics follow the x86 layers, not NEON's own instructions where they
  * differ: vmaxq_f32 propagates NaN and orders -0 < +0, so the max below is a
- * compare + select; no fused multiply-add is used anywhere (vfmaq would round
- * once where the scalar reference rounds twice). */
+ * compare + select; no fused multiply-add is used (vfmaq would round once
+ * where the scalar reference rounds twice) except inside vf_div_exact, whose
+ * exactness is proven (tests/test_divide.c). */
 #ifndef SIMDPOOL_VEC_NEON_H
 #define SIMDPOOL_VEC_NEON_H
 
@@ -49,6 +50,16 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
   float t[SP_VL] = {0};
   for (size_t i = l0; i < l1; i++)
     t[i] = p[i];
+  return vld1q_f32(t);
+}
+/* The lanes of m from p, the rest zero; touches nothing else. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  uint32_t bits[SP_VL];
+  float t[SP_VL] = {0};
+  vst1q_u32(bits, m);
+  for (int i = 0; i < SP_VL; i++)
+    if (bits[i])
+      t[i] = p[i];
   return vld1q_f32(t);
 }
 /* p[0], p[s], p[2s], p[3s]. */
@@ -98,6 +109,18 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return vdivq_f32(a, b);
 }
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r, the exact
+ * residual x - q*d, and q + residual*r rounded once (two FMAs). Exact only
+ * where the template's div_lanes uses it (tests/test_divide.c). `sum` (a
+ * compile-time constant): fma(fma(-q, d, x), r, q), whose ±0 gives +0, the
+ * quotient of +0 + x; else q - fma(q, d, -x)*r, exact for ±0 too. */
+#define SP_DIV_EXACT 1
+static inline vf vf_div_exact(vf x, vf d, vf r, int sum) {
+  const float32x4_t q = vmulq_f32(x, r);
+  if (sum)
+    return vfmaq_f32(q, vfmsq_f32(x, q, d), r);
+  return vfmsq_f32(q, vfmaq_f32(vnegq_f32(x), q, d), r);
+}
 static inline vf vf_sqrt(vf a) {
   return vsqrtq_f32(a);
 }
@@ -128,6 +151,17 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return vmvnq_u32(vandq_u32(vceqq_f32(a, a), vceqq_f32(b, b)));
+}
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  const uint32x4_t b = vreinterpretq_u32_f32(a);
+  return vtstq_u32(b, b);
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31). */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const uint32x4_t b = vreinterpretq_u32_f32(a);
+  return vmvnq_u32(
+      vandq_u32(vcgeq_u32(b, vdupq_n_u32(lo)), vcleq_u32(b, vdupq_n_u32(hi))));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

@@ -178,6 +178,117 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
   return vf_mul(vf_mul(g, lp_sign_v(x)), lp_pow_v(vf_abs(x), p - 1.0f));
 }
 
+/* ---------------------------------------------------------- AVG division
+ * AVG divides by an integer count d: IEEE x / d, correctly rounded. With
+ * FMA (SP_DIV_EXACT) a divisor also holds r = RN(1/d), and div_lanes
+ * returns Markstein's correction (vf_div_exact): for every integer d in
+ * [1, SP_DIV_FAST_MAX] and every x that is ±0 or has SP_DIV_FAST_MIN <=
+ * |x| <= FLT_MAX that is exactly x / d (or (+0 + x) / d), as
+ * tests/test_divide.c proves (its header gives the argument). Zeros stay on
+ * the fast path: the unused lanes of short blocks and the windows of zeros
+ * after a ReLU are common. The other lanes, found by integer compares that
+ * leave the floating-point adders to the sums: x itself for ±inf and NaN
+ * (x / d is x for d >= 1), and a real division where 0 < |x| <
+ * SP_DIV_FAST_MIN, computed only when some lane of the vector needs it.
+ * Divisors outside the range always divide. */
+typedef struct divisor {
+  vf d, r;  /* r = RN(1/d) when fast */
+  int fast; /* every lane's d is an integer in [1, SP_DIV_FAST_MAX] */
+} divisor;
+
+static inline uint32_t f32_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+/* Per call or per row, never per vector: it divides once. */
+static inline divisor divisor_of(vf d) {
+  divisor v = {d, d, 0};
+#if SP_DIV_EXACT
+  /* d is an integer iff (d + 2^23) - 2^23 == d, for 0 <= d < 2^23. */
+  const vf big = vf_set1(0x1p23f);
+  const vm frac =
+      vm_andnot(vm_eq(vf_sub(vf_add(d, big), big), d), vm_range(0, SP_VL));
+  v.fast = !vm_any(vm_or(
+      frac, vm_bits_outside(d, f32_bits(1.0f), f32_bits(SP_DIV_FAST_MAX))));
+  v.r = vf_div(vf_set1(1.0f), d);
+#endif
+  return v;
+}
+
+static inline divisor divisor_set1(float d) {
+  return divisor_of(vf_set1(d));
+}
+
+/* A compile-time integer d in [1, SP_DIV_FAST_MAX] (1/d folds). */
+static inline divisor divisor_const(float d) {
+  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT};
+  return v;
+}
+
+/* A divisor for which div_lanes divides: where d changes too often for r. */
+static inline divisor divisor_plain(vf d) {
+  const divisor v = {d, d, 0};
+  return v;
+}
+
+/* x / v->d per lane, exactly as vf_div. With `sum`, (+0 + x) / v->d and NaN
+ * results canonical: the AVG output of a sum the reference starts from +0.
+ * Both compile-time constants. */
+SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
+#if SP_DIV_EXACT
+  if (v->fast) {
+    const vf q = vf_div_exact(x, v->d, v->r, sum);
+    const vf a = vf_abs(x);
+    const vm other =
+        vm_and(vm_not_pzero(a), vm_bits_outside(a, f32_bits(SP_DIV_FAST_MIN),
+                                                f32_bits(FLT_MAX)));
+    if (!vm_any(other))
+      return q;                          /* finite: no NaN */
+    const vf y = vf_select(other, q, x); /* ±inf, NaN */
+    const vm tiny = vm_bits_outside(a, f32_bits(FLT_MAX), 0x7fffffffu);
+    const vf z = vm_any(vm_and(other, tiny))
+                     ? vf_select(vm_and(other, tiny), y, vf_div(x, v->d))
+                     : y;
+    return sum ? vcanon(z) : z;
+  }
+#endif
+  const vf z = vf_div(sum ? vf_add(vf_zero(), x) : x, v->d);
+  return sum ? vcanon(z) : z;
+}
+
+/* x / d, exactly. */
+SP_HOT vf div_by(vf x, const divisor *v) {
+  return div_lanes(x, v, 0);
+}
+
+/* y of an AVG output from its sum x: (+0 + x) / d, NaN canonical. The
+ * leading +0 lets a kernel start a sum from its first term rather than from
+ * +0 + first term as the reference does: the two differ only when every
+ * term is -0 (-0 there, +0 in the reference; a sum from +0 is never -0). */
+SP_HOT vf avg_result(vf x, const divisor *v) {
+  return div_lanes(x, v, 1);
+}
+
+/* The division above over an array, for its proof (sp_divide_fn): one
+ * divisor d[0] (d_stride 0), or one per element (d_stride 1), with the
+ * unused lanes of a short last vector dividing by 1 as in the kernels;
+ * avg_result with `sum`, else div_by. */
+int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
+                     size_t n, int sum) {
+  divisor v = divisor_set1(d[0]);
+  for (size_t i = 0; i < n; i += SP_VL) {
+    const size_t cnt = n - i < SP_VL ? n - i : SP_VL;
+    if (d_stride)
+      v = divisor_of(
+          vf_select(vm_range(0, cnt), vf_set1(1.0f), load_lanes(d + i, cnt)));
+    const vf xv = load_lanes(x + i, cnt);
+    store_lanes(y + i, sum ? avg_result(xv, &v) : div_by(xv, &v), cnt);
+  }
+  return SP_DIV_EXACT;
+}
+
 /* Every NaN in dx becomes canonical (arithmetic NaN rule). */
 static inline void canonicalize(float *dx, size_t count) {
   size_t i = 0;
@@ -239,13 +350,14 @@ static inline window window_at(const sp_geom *g, size_t oy, size_t ox) {
 }
 
 /* AVG divisor of a window: a window with every tap inside the input has
- * kernel_h * kernel_w under either count_include_pad rule (the padded range
- * contains the input), so only border windows need counting. */
-static inline float window_divisor(const sp_geom *g, const window *win,
-                                   size_t oy, size_t ox) {
+ * kernel_h * kernel_w (*full) under either count_include_pad rule (the
+ * padded range contains the input), so only border windows need counting. */
+static inline divisor window_divisor(const sp_geom *g, const window *win,
+                                     size_t oy, size_t ox,
+                                     const divisor *full) {
   if (win->ki1 - win->ki0 == g->kh && win->kj1 - win->kj0 == g->kw)
-    return (float)(g->kh * g->kw);
-  return sp_avg_divisor(g, oy, ox);
+    return *full;
+  return divisor_set1(sp_avg_divisor(g, oy, ox));
 }
 
 /* Flat input position of tap (ki, kj) of a window. */
@@ -278,6 +390,30 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
     }
     if (!vm_any(bad)) {
       *t = vi_set1(0);
+      return m;
+    }
+  } else {
+    /* "Greater replaces" from the first tap, the index in the same select:
+     * the MAX step exactly unless a later tap is NaN (a NaN first tap is
+     * then never replaced, as in the reference). */
+    const size_t f0 = tap_flat(g, win, win->ki0, win->kj0);
+    vf m = load_lanes(xn + f0 * C + c, cn);
+    vi idx = vi_set1(index_value(it, win->ki0 * g->kw + win->kj0, f0));
+    vm bad = vm_range(0, 0);
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const size_t flat = tap_flat(g, win, ki, kj);
+        const vf v = load_lanes(xn + flat * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        const vm r = vm_gt(v, m);
+        m = vf_select(r, m, v);
+        idx =
+            vi_select(r, idx, vi_set1(index_value(it, ki * g->kw + kj, flat)));
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = idx;
       return m;
     }
   }
@@ -504,8 +640,91 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
     canonicalize(io->dx, in_count(g));
 }
 
+/* MAX backward, NHWC, undilated windows at least as wide as their stride
+ * in both axes (overlapping or tiling: every pixel up to the last window
+ * is covered), from indices or from x: each output's winners are read (or
+ * recomputed) once per channel block and its dy goes to the pixels of its
+ * window, lanes over channels. Walking the outputs in order, a pixel's
+ * covering outputs come in output order: the first of them (kernel row
+ * ki >= kh - sh or output row 0, and likewise for columns: no earlier
+ * output covers the pixel) stores +0.0f + its share, later ones add to
+ * what is there while it is in cache. So every dx element is the
+ * reference's sum in the reference's order, written without a zeroing pass
+ * or a gather's repeated index reads; pixels past the last windows are
+ * +0.0f. Writes only dx rows [row0, row1) (sp_geom; the parallel split's
+ * row bands), visiting every output that covers them. k3: a compile-time
+ * 3x3/stride-2 window (the ResNet stem). */
+SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
+                                     int from_x, int k3) {
+  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t KH = k3 ? 3 : g->kh, KW = k3 ? 3 : g->kw;
+  const size_t SH = k3 ? 2 : g->sh, SW = k3 ? 2 : g->sw;
+  const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  /* The output rows whose windows reach rows [R0, R1). */
+  const size_t oy0 = R0 + g->pt >= KH ? (R0 + g->pt - KH) / SH + 1 : 0;
+  size_t oy1 = (R1 + g->pt + SH - 1) / SH;
+  oy1 = oy1 < g->oh ? oy1 : g->oh;
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = from_x ? io->x + n * H * W * C : NULL;
+    float *dxn = io->dx + n * H * W * C;
+    for (size_t oy = oy0; oy < oy1; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const window win = window_at(g, oy, ox);
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi key;
+          if (from_x)
+            max_block_nhwc(g, xn, &win, c, cn, 1, it, &key);
+          else
+            key = load_index(io->indices, it, o + c, cn);
+          const vf dy = load_lanes(io->dy + o + c, cn);
+          /* The window's valid rows inside the band. */
+          const ptrdiff_t r0 = (ptrdiff_t)R0 - win.iy,
+                          r1 = (ptrdiff_t)R1 - win.iy;
+          const size_t ka = r0 > (ptrdiff_t)win.ki0 ? (size_t)r0 : win.ki0;
+          const size_t kb = r1 < (ptrdiff_t)win.ki1 ? (size_t)r1 : win.ki1;
+          for (size_t ki = ka; ki < kb; ki++) {
+            const size_t iy = (size_t)(win.iy + (ptrdiff_t)ki);
+            const int first_row = oy == 0 || ki + SH >= KH;
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t ix = (size_t)(win.ix + (ptrdiff_t)kj);
+              const int32_t val = (int32_t)(u8 ? ki * KW + kj : iy * W + ix);
+              const vf t = vf_select(vm_eq_i(key, vi_set1(val)), vf_zero(), dy);
+              float *p = dxn + (iy * W + ix) * C + c;
+              const int first = first_row && (ox == 0 || kj + SW >= KW);
+              store_lanes(p, vf_add(first ? vf_zero() : load_lanes(p, cn), t),
+                          cn);
+            }
+          }
+        }
+      }
+    }
+    /* Rows and columns past the last windows, inside the band. */
+    const size_t end_y = (g->oh - 1) * SH + KH - g->pt;
+    const size_t end_x = (g->ow - 1) * SW + KW - g->pl;
+    const size_t rows = end_y < R1 ? end_y : R1, cols = end_x < W ? end_x : W;
+    for (size_t iy = R0; iy < rows && cols < W; iy++)
+      zero_tensor(dxn + (iy * W + cols) * C, (W - cols) * C);
+    if (rows < R1) {
+      const size_t from = rows > R0 ? rows : R0;
+      zero_tensor(dxn + from * W * C, (R1 - from) * W * C);
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
+}
+
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  maxpool_bwd_nhwc_body(g, io, 0);
+  if (sp_bwd_rows_ok(g))
+    maxpool_bwd_inorder_nhwc(g, io, 1, 0);
+  else
+    maxpool_bwd_nhwc_body(g, io, 0);
 }
 
 /* MAX backward from indices, NHWC, gathered: each dx pixel sums, in output
@@ -628,20 +847,31 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
 }
 
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (bwd_gather_fits(g))
+  if (sp_bwd_rows_ok(g))
+    maxpool_bwd_inorder_nhwc(g, io, 0, 0);
+  else if (bwd_gather_fits(g))
     maxpool_bwd_idx_nhwc_gather(g, io);
   else
     maxpool_bwd_nhwc_body(g, io, 1);
 }
 
+void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
+  maxpool_bwd_inorder_nhwc(g, io, 1, 1);
+}
+
+void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
+  maxpool_bwd_inorder_nhwc(g, io, 0, 1);
+}
+
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * C;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
@@ -649,7 +879,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           sum4_nhwc(g, xn, &win, c, 0, 0, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
             vf_store(io->y + o + c + (size_t)u * SP_VL,
-                     vcanon(vf_div(acc[u], div)));
+                     avg_result(acc[u], &div));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -658,7 +888,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
               acc = vf_add(
                   acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * C + c, cn));
-          store_lanes(io->y + o + c, vcanon(vf_div(acc, div)), cn);
+          store_lanes(io->y + o + c, avg_result(acc, &div), cn);
         }
       }
     }
@@ -667,6 +897,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
   zero_tensor(io->dx, in_count(g));
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
@@ -675,11 +906,11 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const vf div = vf_set1(window_divisor(g, &win, oy, ox));
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
         const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          const vf share = vf_div(load_lanes(io->dy + o + c, cn), div);
+          const vf share = div_by(load_lanes(io->dy + o + c, cn), &div);
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
               float *p = dxn + tap_flat(g, &win, ki, kj) * C + c;
@@ -1047,10 +1278,17 @@ SP_HOT vf cols_divisor(const sp_geom *g, const row_span *in, size_t ny,
  * forwarding stall, far too much per block and row. */
 #define COL_DIV_MAX 8
 
+/* AVG also keeps the divisors (div_by) of rows with kh - j counted kernel
+ * rows, j < COL_NY (interior rows and the usual border rows), for each
+ * border block (slot k < COL_DIV_MAX) and for the interior blocks (slot
+ * COL_DIV_MAX, col_slot). */
+#define COL_NY 4
+
 typedef struct col_divs {
   size_t left, right; /* blocks [0, left) and [right, nb) are border */
   int ok;             /* 0: too many border blocks, use cols_divisor */
   vf f[COL_DIV_MAX];
+  divisor dv[COL_NY][COL_DIV_MAX + 1];
 } col_divs;
 
 static inline void col_divs_init(const sp_geom *g, const row_span *in,
@@ -1078,6 +1316,16 @@ static inline void col_divs_init(const sp_geom *g, const row_span *in,
     }
     cd->f[k++] = vf_load(lane);
   }
+  for (size_t j = 0; g->method == SIMDPOOL_AVG && j < COL_NY && j < g->kh;
+       j++) {
+    const vf ny = vf_set1((float)(g->kh - j));
+    for (size_t i = 0; i <= COL_DIV_MAX; i++) {
+      if (i < COL_DIV_MAX && i >= k)
+        continue;
+      cd->dv[j][i] = divisor_of(
+          vf_mul(ny, i < COL_DIV_MAX ? cd->f[i] : vf_set1((float)g->kw)));
+    }
+  }
 }
 
 /* The column factors of block bi (outputs bi*SP_VL..); cd->ok. A row with
@@ -1086,6 +1334,25 @@ SP_HOT vf col_factor(const sp_geom *g, const col_divs *cd, size_t bi) {
   if (bi >= cd->left && bi < cd->right)
     return vf_set1((float)g->kw);
   return cd->f[bi < cd->left ? bi : cd->left + (bi - cd->right)];
+}
+
+/* The slot of block bi in cd->dv. */
+SP_HOT size_t col_slot(const col_divs *cd, size_t bi) {
+  return bi >= cd->left && bi < cd->right ? COL_DIV_MAX
+         : bi < cd->left                  ? bi
+                                          : cd->left + (bi - cd->right);
+}
+
+/* x / (ny * col_factor(bi)): the AVG division of block bi (in slot) of a
+ * row with ny counted kernel rows, from the kept divisors where it has
+ * them. */
+SP_HOT vf col_div(const sp_geom *g, const col_divs *cd, size_t bi, size_t slot,
+                  size_t ny, vf x) {
+  if (g->kh - ny < COL_NY)
+    return avg_result(x, &cd->dv[g->kh - ny][slot]);
+  const divisor v =
+      divisor_plain(vf_mul(vf_set1((float)ny), col_factor(g, cd, bi)));
+  return avg_result(x, &v);
 }
 
 /* Runs the body (the last argument) for every output row of every plane, in
@@ -1504,6 +1771,142 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
   }
 }
 
+/* ================================================ NCHW small planes, lanes
+ * over planes. Rows of a few outputs (7x7, 14x14 planes) leave most lanes
+ * of an NCHW row block idle and every block a border block. A group of
+ * SP_VL planes is instead transposed into a stack scratch laid out as one
+ * NHWC image of SP_VL channels (lane l = plane p0 + l), the NHWC kernel
+ * runs on it, and its results are transposed back. Each lane still sees
+ * exactly its plane's taps in the reference's order, and flat indices and
+ * U8 taps are the same in both layouts, so the bits are the NCHW ones. */
+#define LOP_ELEMS 10240 /* floats of scratch: 40 KiB of stack */
+
+/* Does a group fit: `big` arrays of plane size (h*w) and `small` of output
+ * plane size (oh*ow), SP_VL lanes each? */
+static inline int lop_fits(const sp_geom *g, size_t big, size_t small) {
+  const size_t hw = g->h * g->w, ohw = g->oh * g->ow;
+  return g->ow < 2 * SP_VL && hw <= LOP_ELEMS && ohw <= LOP_ELEMS &&
+         (big * hw + small * ohw) * SP_VL <= LOP_ELEMS;
+}
+
+/* s[e * SP_VL + l] = src[l * plane + e] for e < ne, l < np (zero for the
+ * lanes past np). */
+SP_HOT void lop_gather(float *s, const float *src, size_t plane, size_t ne,
+                       size_t np) {
+  size_t e = 0;
+  if (np == SP_VL)
+    for (; e + SP_VL <= ne; e += SP_VL) {
+      vf v[SP_VL];
+      vf_load_transposed(src + e, plane, v);
+      for (size_t j = 0; j < SP_VL; j++)
+        vf_store(s + (e + j) * SP_VL, v[j]);
+    }
+  for (; e < ne; e++)
+    for (size_t l = 0; l < SP_VL; l++)
+      s[e * SP_VL + l] = l < np ? src[l * plane + e] : 0.0f;
+}
+
+/* The inverse: dst[l * plane + e] = s[e * SP_VL + l] for l < np. */
+SP_HOT void lop_scatter(float *dst, const float *s, size_t plane, size_t ne,
+                        size_t np) {
+  size_t e = 0;
+  if (np == SP_VL)
+    for (; e + SP_VL <= ne; e += SP_VL) {
+      vf v[SP_VL];
+      vf_load_transposed(s + e * SP_VL, SP_VL, v);
+      for (size_t j = 0; j < SP_VL; j++)
+        vf_store(dst + j * plane + e, v[j]);
+    }
+  for (; e < ne; e++)
+    for (size_t l = 0; l < np; l++)
+      dst[l * plane + e] = s[e * SP_VL + l];
+}
+
+/* The group's scratch geometry: one NHWC image of SP_VL channels, indices
+ * as int32 flat positions (I32, I64) or U8 taps. */
+static inline sp_geom lop_geom(const sp_geom *g, int has_idx) {
+  sp_geom gs = *g;
+  gs.layout = SIMDPOOL_NHWC;
+  gs.n = 1;
+  gs.c = SP_VL;
+  if (has_idx && g->index_type != SIMDPOOL_INDEX_U8)
+    gs.index_type = SIMDPOOL_INDEX_I32;
+  return gs;
+}
+
+/* Indices between the scratch (is: int32 or U8 lanes) and the tensor, for
+ * the np planes from p0. */
+SP_HOT void lop_indices(const sp_geom *g, void *ind, void *is, size_t p0,
+                        size_t np, int to_tensor) {
+  const size_t ohw = g->oh * g->ow;
+  const simdpool_index_type it = g->index_type;
+  for (size_t l = 0; l < np; l++) {
+    const size_t base = (p0 + l) * ohw;
+    for (size_t o = 0; o < ohw; o++) {
+      const size_t k = o * SP_VL + l;
+      if (it == SIMDPOOL_INDEX_U8) {
+        uint8_t *a = (uint8_t *)ind + base + o, *b = (uint8_t *)is + k;
+        *(to_tensor ? a : b) = *(to_tensor ? b : a);
+      } else if (to_tensor) {
+        const int32_t v = ((const int32_t *)is)[k];
+        if (it == SIMDPOOL_INDEX_I64)
+          ((int64_t *)ind)[base + o] = v;
+        else
+          ((int32_t *)ind)[base + o] = v;
+      } else {
+        /* Checked before the kernel runs: valid positions fit in int32. */
+        ((int32_t *)is)[k] = it == SIMDPOOL_INDEX_I64
+                                 ? (int32_t)((const int64_t *)ind)[base + o]
+                                 : ((const int32_t *)ind)[base + o];
+      }
+    }
+  }
+}
+
+SP_HOT void maxpool_fwd_nchw_lop(const sp_geom *g, const sp_io *io, int track) {
+  _Alignas(64) float scratch[LOP_ELEMS];
+  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
+  float *xs = scratch, *ys = xs + hw * SP_VL;
+  void *is = ys + ohw * SP_VL;
+  const sp_geom gs = lop_geom(g, track);
+  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
+    const size_t np = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+    lop_gather(xs, io->x + p0 * hw, hw, hw, np);
+    const sp_io ios = {xs, ys, track ? is : NULL, NULL, NULL};
+    maxpool_fwd_nhwc_body(&gs, &ios, track);
+    lop_scatter(io->y + p0 * ohw, ys, ohw, ohw, np);
+    if (track)
+      lop_indices(g, io->indices, is, p0, np, 1);
+  }
+}
+
+/* MAX backward from x (from_idx 0) or from indices. */
+SP_HOT void maxpool_bwd_nchw_lop(const sp_geom *g, const sp_io *io,
+                                 int from_idx) {
+  _Alignas(64) float scratch[LOP_ELEMS];
+  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
+  float *dxs = scratch, *dys = dxs + hw * SP_VL;
+  float *xs = dys + ohw * SP_VL; /* from x; else the indices */
+  const sp_geom gs = lop_geom(g, from_idx);
+  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
+    const size_t np = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+    lop_gather(dys, io->dy + p0 * ohw, ohw, ohw, np);
+    sp_io ios = {NULL, NULL, NULL, dys, dxs};
+    if (from_idx) {
+      /* Lanes past np keep index 0 with dy 0: a valid tap, adding +0. */
+      memset(xs, 0, ohw * SP_VL * sizeof(int32_t));
+      lop_indices(g, io->indices, xs, p0, np, 0);
+      ios.indices = xs;
+      SP_FN(sp_maxpool_bwd_idx_nhwc)(&gs, &ios);
+    } else {
+      lop_gather(xs, io->x + p0 * hw, hw, hw, np);
+      ios.x = xs;
+      SP_FN(sp_maxpool_bwd_nhwc)(&gs, &ios);
+    }
+    lop_scatter(io->dx + p0 * hw, dxs, hw, hw, np);
+  }
+}
+
 SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                   int track) {
   FOR_EACH_ROW(g, {
@@ -1512,7 +1915,10 @@ SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
 }
 
 void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
-  if (g->index_type == SIMDPOOL_INDEX_NONE)
+  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
+  if (lop_fits(g, 1, 2))
+    maxpool_fwd_nchw_lop(g, io, track);
+  else if (!track)
     maxpool_fwd_nchw_body(g, io, 0);
   else
     maxpool_fwd_nchw_body(g, io, 1);
@@ -1542,9 +1948,9 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
   FOR_EACH_PAD_TILE(g, io, pp, scratch, vf_zero(), {
     for (size_t oy = oy0; oy < oy0 + by && oy < g->oh; oy += PAD_ROWS) {
       const size_t nr = g->oh - oy < PAD_ROWS ? g->oh - oy : PAD_ROWS;
-      vf ny[PAD_ROWS]; /* each row's valid kernel rows (AVG) */
+      size_t ny[PAD_ROWS]; /* each row's counted kernel rows (AVG) */
       for (size_t r = 0; r < PAD_ROWS; r++)
-        ny[r] = vf_set1(lp || r >= nr ? 1.0f : (float)sp_avg_taps_h(g, oy + r));
+        ny[r] = lp || r >= nr ? g->kh : sp_avg_taps_h(g, oy + r);
       const float *srow = scratch + (oy - oy0) * gs;
       for (size_t bx = 0; bx < tc; bx += SP_VL) {
         const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
@@ -1560,11 +1966,12 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
             }
           }
         }
-        const vf cf = lp ? vf_zero() : col_factor(g, cd, (ox0 + bx) / SP_VL);
+        const size_t bi = (ox0 + bx) / SP_VL, slot = lp ? 0 : col_slot(cd, bi);
         for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
-                          : vf_div(acc[r], vf_mul(ny[r], cf));
-          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, vcanon(y), cnt);
+                          : col_div(g, cd, bi, slot, ny[r], acc[r]);
+          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, lp ? vcanon(y) : y,
+                      cnt);
         }
       }
     }
@@ -1595,15 +2002,29 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
    * blocks for col_divs: blocks read the input directly. */
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
+  size_t row_ny = 0; /* the interior divisor's rows, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
   FOR_EACH_ROW(g, {
     const size_t ny = sp_avg_taps_h(g, oy);
+    if (!lp && ny != row_ny) {
+      inner = divisor_set1((float)(ny * g->kw));
+      row_ny = ny;
+    }
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
       const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
-      const vf y = lp ? lp_root_v(kind, inv_p, acc)
-                      : vf_div(acc, cols_divisor(g, &in_, ny, ox, cnt));
-      store_lanes(io->y + orow + ox, vcanon(y), cnt);
+      vf y;
+      if (lp) {
+        y = lp_root_v(kind, inv_p, acc);
+      } else {
+        /* Border blocks: per-lane divisors that change too often for r. */
+        const divisor bd =
+            b.border ? divisor_plain(cols_divisor(g, &in_, ny, ox, cnt))
+                     : inner;
+        y = avg_result(acc, &bd);
+      }
+      store_lanes(io->y + orow + ox, lp ? vcanon(y) : y, cnt);
     }
   });
 }
@@ -1614,6 +2035,315 @@ void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   sumpool_fwd_nchw_body(g, io, 1);
+}
+
+/* ================================================================ 3x3/s1
+ * AVG 3x3, stride 1 (Inception), any padding (SP_SHAPE_3X3S1). Each output
+ * adds its nine taps in row-major order as the reference does, but from
+ * the first tap on instead of from +0 (div_sum makes up for it), and
+ * padding taps come in as +0, which changes no such sum. The divisors of a
+ * call, d = ny * nx, are few: s3->dv[3 - ny][k] (k: the kind of block, NCHW;
+ * 3 - nx, NHWC). */
+typedef struct sums3 {
+  divisor dv[3][3];
+  vm first[3], last[3]; /* NCHW: the lanes where tap kj is inside the row */
+} sums3;
+
+/* (float)nx per lane for the cnt outputs from ox0 (1 in the other lanes). */
+static inline vf cols3_factor(const sp_geom *g, size_t ox0, size_t cnt) {
+  float lane[SP_VL];
+  for (size_t i = 0; i < SP_VL; i++)
+    lane[i] = i < cnt ? (float)sp_avg_taps_w(g, ox0 + i) : 1.0f;
+  return vf_load(lane);
+}
+
+/* The nine taps' sum of an output from its three rows' taps, in order. */
+SP_HOT vf sum3x3(vf t00, vf t01, vf t02, vf t10, vf t11, vf t12, vf t20, vf t21,
+                 vf t22) {
+  vf a = vf_add(t00, t01);
+  a = vf_add(a, t02);
+  a = vf_add(a, t10);
+  a = vf_add(a, t11);
+  a = vf_add(a, t12);
+  a = vf_add(a, t20);
+  a = vf_add(a, t21);
+  return vf_add(a, t22);
+}
+
+/* NCHW: output rows go in groups of ROWS3, lanes over output columns. A
+ * group reads ROWS3 + 2 input rows; rows outside the input read a row of
+ * zeros. Blocks of SP_VL columns: the first (kind 0) and the last, which
+ * ends at ow and overlaps its neighbour (kind 2; outputs are stored, so
+ * twice is harmless), load only their taps inside the row (masks made once
+ * per call); the ones between (kind 1) read inside it. */
+#define ROWS3 4
+#define ZERO3 512 /* floats of the zero row: rows up to ZERO3 - SP_VL - 2 */
+
+/* Taps kj = 0, 1, 2 of a block of input row p (at the block's first tap):
+ * kind 0 and 2 masked (s3->first, s3->last), kind 1 plain. */
+SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, vf *t0,
+                       vf *t1, vf *t2) {
+  if (kind == 1) {
+    *t0 = vf_load(p);
+    *t1 = vf_load(p + 1);
+    *t2 = vf_load(p + 2);
+  } else {
+    const vm *m = kind == 0 ? s3->first : s3->last;
+    *t0 = vf_load_mask(p, m[0]);
+    *t1 = vf_load_mask(p + 1, m[1]);
+    *t2 = vf_load_mask(p + 2, m[2]);
+  }
+}
+
+/* One block (outputs ox0 .. ox0 + cnt - 1, kind) of a group of nr rows:
+ * p[i] is input row i of the group at the block's first tap, dv[r] the
+ * divisors of row r's kind-0..2 blocks, y its first output. Each output
+ * row reads one new input row; the other two come from the row above. */
+SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
+                                const divisor *const dv[], size_t nr, int kind,
+                                size_t cnt, size_t ow, float *y) {
+  vf a0, a1, a2, b0, b1, b2, c0, c1, c2, sum[ROWS3];
+  taps3_nchw(s3, p[0], kind, &a0, &a1, &a2);
+  taps3_nchw(s3, p[1], kind, &b0, &b1, &b2);
+  for (size_t r = 0; r < nr; r++) {
+    taps3_nchw(s3, p[r + 2], kind, &c0, &c1, &c2);
+    sum[r] = sum3x3(a0, a1, a2, b0, b1, b2, c0, c1, c2);
+    a0 = b0;
+    a1 = b1;
+    a2 = b2;
+    b0 = c0;
+    b1 = c1;
+    b2 = c2;
+  }
+  /* All sums first: the rows' chains of additions overlap, and no
+   * division waits in the middle of them. */
+  for (size_t r = 0; r < nr; r++)
+    store_lanes(y + r * ow, avg_result(sum[r], &dv[r][kind]), cnt);
+}
+
+/* The blocks of a group of nr rows (p, dv, y as for the block). */
+SP_HOT void avg3x3s1_nchw_row(const sums3 *s3, const float *const p[],
+                              const divisor *const dv[], size_t nr, size_t ow,
+                              size_t mid_end, size_t extra, float *y) {
+  if (ow <= SP_VL) {
+    avg3x3s1_nchw_block(s3, p, dv, nr, 0, ow, ow, y);
+    return;
+  }
+  const float *q[ROWS3 + 2];
+  avg3x3s1_nchw_block(s3, p, dv, nr, 0, SP_VL, ow, y);
+  for (size_t ox0 = SP_VL; ox0 < mid_end; ox0 += SP_VL) {
+    for (size_t i = 0; i < ROWS3 + 2; i++)
+      q[i] = p[i] + ox0;
+    avg3x3s1_nchw_block(s3, q, dv, nr, 1, SP_VL, ow, y + ox0);
+  }
+  if (extra) {
+    for (size_t i = 0; i < ROWS3 + 2; i++)
+      q[i] = p[i] + extra;
+    avg3x3s1_nchw_block(s3, q, dv, nr, 1, SP_VL, ow, y + extra);
+  }
+  for (size_t i = 0; i < ROWS3 + 2; i++)
+    q[i] = p[i] + ow - SP_VL;
+  avg3x3s1_nchw_block(s3, q, dv, nr, 2, SP_VL, ow, y + ow - SP_VL);
+}
+
+static inline void avg3x3s1_nchw(const sp_geom *g, const sp_io *io) {
+  const row_span in = interior_cols(g);
+  const size_t ow = g->ow, first = ow < SP_VL ? ow : SP_VL;
+  const size_t olast = ow < SP_VL ? 0 : ow - SP_VL;
+  sums3 s3;
+  for (size_t j = 0; j < 3; j++) {
+    const vf ny = vf_set1((float)(3 - j));
+    s3.dv[j][0] = divisor_of(vf_mul(ny, cols3_factor(g, 0, first)));
+    s3.dv[j][1] = divisor_of(vf_mul(ny, vf_set1(3.0f)));
+    s3.dv[j][2] = divisor_of(vf_mul(ny, cols3_factor(g, olast, first)));
+  }
+  for (size_t kj = 0; kj < 3; kj++) {
+    size_t l0, l1;
+    lane_range((ptrdiff_t)kj - (ptrdiff_t)g->pl, 1, g->w, first, &l0, &l1);
+    s3.first[kj] = vm_range(l0, l1);
+    lane_range((ptrdiff_t)(olast + kj) - (ptrdiff_t)g->pl, 1, g->w, first, &l0,
+               &l1);
+    s3.last[kj] = vm_range(l0, l1);
+  }
+  /* Middle blocks from SP_VL on are interior columns with their taps
+   * inside the row (kind 1) up to mid_end. A right pad of 2 can leave a
+   * column before the last block: the extra block, ending at in.hi, covers
+   * it (ow <= 2 SP_VL needs none: the first and last blocks meet). */
+  size_t mid_end = SP_VL;
+  while (mid_end + SP_VL < ow && mid_end + SP_VL <= in.hi)
+    mid_end += SP_VL;
+  const size_t extra =
+      ow > 2 * SP_VL && mid_end + SP_VL < ow ? in.hi - SP_VL : 0;
+  float zero[ZERO3] __attribute__((aligned(64)));
+  zero_tensor(zero, g->w + SP_VL + 2);
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
+      float *yp = io->y + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy = 0; oy < g->oh; oy += ROWS3) {
+        const size_t nr = g->oh - oy < ROWS3 ? g->oh - oy : ROWS3;
+        const float *p[ROWS3 + 2];
+        for (size_t i = 0; i < ROWS3 + 2; i++) {
+          const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+          p[i] =
+              (iy >= 0 && (size_t)iy < g->h ? xp + (size_t)iy * g->w : zero) -
+              g->pl;
+        }
+        const divisor *dv[ROWS3];
+        for (size_t r = 0; r < ROWS3; r++)
+          dv[r] = s3.dv[r < nr ? 3 - sp_avg_taps_h(g, oy + r) : 0];
+        float *y = yp + oy * ow;
+        if (nr == ROWS3)
+          avg3x3s1_nchw_row(&s3, p, dv, ROWS3, ow, mid_end, extra, y);
+        else
+          avg3x3s1_nchw_row(&s3, p, dv, nr, ow, mid_end, extra, y);
+      }
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->w + SP_VL + 2 <= ZERO3)
+    avg3x3s1_nchw(g, io);
+  else
+    sumpool_fwd_nchw_body(g, io, 0);
+}
+
+/* NHWC: tap k of a window column at input column ix (+0 outside the input)
+ * for the cn channels from c. */
+SP_HOT vf tap3_nhwc(const sp_geom *g, const float *const r[3], size_t k,
+                    ptrdiff_t ix, size_t c, size_t cn) {
+  return r[k] && ix >= 0 && (size_t)ix < g->w
+             ? load_lanes(r[k] + (size_t)ix * g->c + c, cn)
+             : vf_zero();
+}
+
+/* Output columns [ox, end) of row oy of one batch (input rows r[], NULL
+ * outside) for the cn channels from c, with the window's first two columns
+ * in a*, b*: windows slide along the row, each step loading one new column
+ * of three taps. `in`: every window column inside the input and every row
+ * there (then dv is the interior's divisor), a compile-time constant. */
+SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
+                              const float *const r[3], size_t ox, size_t end,
+                              size_t c, size_t cn, int in, vf *a0, vf *a1,
+                              vf *a2, vf *b0, vf *b1, vf *b2, float *yrow) {
+  const size_t C = g->c;
+  if (in && ox < end) {
+    /* Software-pipelined: each step sums its window, then divides the one
+     * before, whose sum is ready, so divisions do not wait on additions. */
+    const float *p0 =
+        r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
+    const float *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
+    float *y = yrow + ox * C + c;
+    vf t0 = load_lanes(p0, cn), t1 = load_lanes(p1, cn),
+       t2 = load_lanes(p2, cn);
+    vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    for (ox++; ox < end; ox++) {
+      *a0 = *b0;
+      *a1 = *b1;
+      *a2 = *b2;
+      *b0 = t0;
+      *b1 = t1;
+      *b2 = t2;
+      p0 += C;
+      p1 += C;
+      p2 += C;
+      t0 = load_lanes(p0, cn);
+      t1 = load_lanes(p1, cn);
+      t2 = load_lanes(p2, cn);
+      const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+      store_lanes(y, avg_result(prev, dv), cn);
+      prev = sum;
+      y += C;
+    }
+    store_lanes(y, avg_result(prev, dv), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+    return;
+  }
+  for (; ox < end; ox++) {
+    const ptrdiff_t ix = (ptrdiff_t)ox - (ptrdiff_t)g->pl + 2;
+    vf t0, t1, t2;
+    if (in) {
+      const size_t e = (size_t)ix * C + c;
+      t0 = load_lanes(r[0] + e, cn);
+      t1 = load_lanes(r[1] + e, cn);
+      t2 = load_lanes(r[2] + e, cn);
+    } else {
+      t0 = tap3_nhwc(g, r, 0, ix, c, cn);
+      t1 = tap3_nhwc(g, r, 1, ix, c, cn);
+      t2 = tap3_nhwc(g, r, 2, ix, c, cn);
+    }
+    const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    const divisor *v = in ? dv : &dv[3 - sp_avg_taps_w(g, ox)];
+    store_lanes(yrow + ox * C + c, avg_result(sum, v), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+  }
+}
+
+/* Output row oy (input rows r[], ny counted) for the cn channels from c. */
+SP_HOT void avg3x3s1_nhwc_row(const sp_geom *g, const sums3 *s3,
+                              const float *const r[3], size_t ny,
+                              const row_span *in, size_t c, size_t cn,
+                              float *yrow) {
+  const ptrdiff_t pl = (ptrdiff_t)g->pl;
+  vf a0 = tap3_nhwc(g, r, 0, -pl, c, cn),
+     b0 = tap3_nhwc(g, r, 0, 1 - pl, c, cn);
+  vf a1 = tap3_nhwc(g, r, 1, -pl, c, cn),
+     b1 = tap3_nhwc(g, r, 1, 1 - pl, c, cn);
+  vf a2 = tap3_nhwc(g, r, 2, -pl, c, cn),
+     b2 = tap3_nhwc(g, r, 2, 1 - pl, c, cn);
+  const divisor *dv = s3->dv[3 - ny];
+  if (r[0] && r[1] && r[2]) {
+    avg3x3s1_nhwc_run(g, dv, r, 0, in->lo, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
+                      &b2, yrow);
+    avg3x3s1_nhwc_run(g, dv, r, in->lo, in->hi, c, cn, 1, &a0, &a1, &a2, &b0,
+                      &b1, &b2, yrow);
+    avg3x3s1_nhwc_run(g, dv, r, in->hi, g->ow, c, cn, 0, &a0, &a1, &a2, &b0,
+                      &b1, &b2, yrow);
+  } else {
+    avg3x3s1_nhwc_run(g, dv, r, 0, g->ow, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
+                      &b2, yrow);
+  }
+}
+
+static inline void avg3x3s1_nhwc(const sp_geom *g, const sp_io *io) {
+  const row_span in = interior_cols(g);
+  sums3 s3;
+  for (size_t j = 0; j < 3; j++)
+    for (size_t k = 0; k < 3; k++)
+      s3.dv[j][k] = divisor_set1((float)((3 - j) * (3 - k)));
+  const size_t C = g->c;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * C;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      const float *r[3];
+      for (size_t i = 0; i < 3; i++) {
+        const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+        r[i] = iy >= 0 && (size_t)iy < g->h ? xn + (size_t)iy * g->w * C : NULL;
+      }
+      const size_t ny = sp_avg_taps_h(g, oy);
+      float *yrow = io->y + (n * g->oh + oy) * g->ow * C;
+      size_t c = 0;
+      for (; c + SP_VL <= C; c += SP_VL)
+        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, SP_VL, yrow);
+      if (c < C)
+        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, C - c, yrow);
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
+  avg3x3s1_nhwc(g, io);
 }
 
 /* ---------------------------------------------------------- NCHW backward
@@ -1726,17 +2456,18 @@ static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
     dxp[flat[i]] += dy[i];
 }
 
-/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows). */
+/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows);
+ * AVG divides by *dv, the divisor of the row's interior columns. */
 static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
                                       int mode, sp_plane px, size_t orow,
-                                      const block *b) {
+                                      const block *b, const divisor *dv) {
   const float *xp = mode == BWD_LP ? io->x + px.base : NULL;
   float *dxp = io->dx + px.base;
   const vf dy = load_lanes(io->dy + orow + b->ox0, b->cnt);
   const int kind = lp_kind(g->p);
   vf gr = dy;
   if (mode == BWD_AVG) {
-    gr = vf_div(dy, vf_set1(sp_avg_divisor(g, b->oy, b->ox0)));
+    gr = div_by(dy, dv);
   } else if (kind != LP_ONE) {
     const vf acc = sum_block_nchw(g, xp, b, 1, kind);
     gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, 1.0f / g->p, acc));
@@ -1764,6 +2495,8 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t ew = g->dw * (g->kw - 1) + 1;
   const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
   const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
+  size_t row_d = 0; /* AVG: the divisor of interior columns, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
   FOR_EACH_ROW(g, {
     if (oy == 0)
       zeroed = 0;
@@ -1782,7 +2515,12 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
       } else if (disjoint && ox >= in_.lo && ox < in_.hi) {
         const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
         const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-        bwd_sum_block_nchw(g, io, mode, px, orow, &b);
+        const size_t d = mode == BWD_AVG ? sp_avg_taps_h(g, oy) * g->kw : 0;
+        if (d != row_d) {
+          inner = divisor_set1((float)d);
+          row_d = d;
+        }
+        bwd_sum_block_nchw(g, io, mode, px, orow, &b, &inner);
         ox += cnt;
       } else {
         bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
@@ -1798,10 +2536,16 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
 }
 
 void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
-  bwd_nchw_body(g, io, BWD_MAX);
+  if (lop_fits(g, 2, 1))
+    maxpool_bwd_nchw_lop(g, io, 0);
+  else
+    bwd_nchw_body(g, io, BWD_MAX);
 }
 void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
-  bwd_nchw_body(g, io, BWD_MAX_IDX);
+  if (lop_fits(g, 1, 2))
+    maxpool_bwd_nchw_lop(g, io, 1);
+  else
+    bwd_nchw_body(g, io, BWD_MAX_IDX);
 }
 void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   bwd_nchw_body(g, io, BWD_AVG);
@@ -1897,8 +2641,10 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
       return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
     return max2x2(a00, a01, a10, a11, tap);
   }
-  if (method == P2_AVG)
-    return vcanon(vf_div(sum2x2(a00, a01, a10, a11), vf_set1(4.0f)));
+  if (method == P2_AVG) {
+    const divisor four = divisor_const(4.0f);
+    return avg_result(sum2x2(a00, a01, a10, a11), &four);
+  }
   return vcanon(
       lp_root_v(kind, inv_p,
                 sum2x2(lp_term_v(kind, pv, a00), lp_term_v(kind, pv, a01),
@@ -2037,7 +2783,8 @@ static inline void bwd2x2_masks(int mode, vi tap, vm *m00, vm *m01, vm *m10,
 }
 
 static inline vf bwd2x2_share(int mode, vf dy) {
-  const vf s = mode == BWD_AVG ? vf_div(dy, vf_set1(4.0f)) : dy;
+  const divisor four = divisor_const(4.0f);
+  const vf s = mode == BWD_AVG ? div_by(dy, &four) : dy;
   return vcanon(vf_add(vf_zero(), s));
 }
 
@@ -2296,8 +3043,29 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
   }
 }
 
+/* From x, planes of at most BWD3_PLANE outputs: each plane's winners come
+ * from the forward's direct kernel (U8 taps, the folds with tracking) into
+ * a stack scratch, then the from-U8 kernel runs on them; recomputing each
+ * window per dx row (bwd3x3s2_key) costs three times as much. */
+#define BWD3_PLANE 3328 /* outputs: 16.25 KiB of y and taps */
+
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
-  bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
+  const size_t ohw = g->oh * g->ow, hw = g->h * g->w;
+  if (ohw > BWD3_PLANE) {
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
+    return;
+  }
+  _Alignas(64) float ys[BWD3_PLANE];
+  uint8_t taps[BWD3_PLANE];
+  sp_geom g1 = *g;
+  g1.n = g1.c = 1;
+  g1.index_type = SIMDPOOL_INDEX_U8;
+  for (size_t p = 0; p < g->n * g->c; p++) {
+    const sp_io fwd = {io->x + p * hw, ys, taps, NULL, NULL};
+    max3x3s2_nchw_direct(&g1, &fwd, 1);
+    const sp_io bwd = {NULL, NULL, taps, io->dy + p * ohw, io->dx + p * hw};
+    bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
+  }
 }
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
@@ -2367,9 +3135,10 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
       if (track)
         store_index(io->indices, g->index_type, o, idx[k], cnt);
     } else {
+      const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
-                                  : vf_div(acc[k], vf_set1((float)hw));
-      store_lanes(io->y + o, vcanon(y), cnt);
+                                  : avg_result(acc[k], &dv);
+      store_lanes(io->y + o, method == G_LP ? vcanon(y) : y, cnt);
     }
   }
 }

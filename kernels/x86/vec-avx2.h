@@ -49,6 +49,10 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
                        _mm256_cmpgt_epi32(_mm256_set1_epi32((int)l1), lane));
   return _mm256_maskload_ps(p, m);
 }
+/* The lanes of m from p, the rest zero; masked lanes never fault. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  return _mm256_maskload_ps(p, _mm256_castps_si256(m));
+}
 /* p[0], p[s], ..., p[7s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   if (s <= (size_t)INT32_MAX / 8) {
@@ -108,6 +112,20 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm256_div_ps(a, b);
 }
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r, the exact
+ * residual x - q*d, and q + residual*r rounded once (two FMAs). Exact only
+ * where the template's div_lanes uses it (tests/test_divide.c). `sum` (a
+ * compile-time constant): fma(fma(-q, d, x), r, q), whose ±0 gives +0, the
+ * quotient of +0 + x; else q - fma(q, d, -x)*r, exact for ±0 too. The file
+ * is built with -mfma for these intrinsics alone: -ffp-contract=off keeps
+ * the compiler from fusing anything else (dispatch runs AVX2 only with FMA). */
+#define SP_DIV_EXACT 1
+static inline vf vf_div_exact(vf x, vf d, vf r, int sum) {
+  const __m256 q = _mm256_mul_ps(x, r);
+  if (sum)
+    return _mm256_fmadd_ps(_mm256_fnmadd_ps(q, d, x), r, q);
+  return _mm256_fnmadd_ps(_mm256_fmsub_ps(q, d, x), r, q);
+}
 static inline vf vf_sqrt(vf a) {
   return _mm256_sqrt_ps(a);
 }
@@ -134,6 +152,21 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
+}
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  return _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
+                              _mm256_castps_si256(a), _mm256_setzero_si256())),
+                          _mm256_castsi256_ps(_mm256_set1_epi32(-1)));
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31):
+ * for floats of either sign, |a| outside [lo, hi] as floats' bits. Signed
+ * compares suffice: bits from 2^31 on read as negative, below lo. */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const __m256i b = _mm256_castps_si256(a);
+  return _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), b),
+                      _mm256_cmpgt_epi32(b, _mm256_set1_epi32((int)hi))));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

@@ -45,6 +45,10 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
   return _mm512_maskz_loadu_ps(
       (__mmask16)(sp_avx512_first_n(l1) & ~sp_avx512_first_n(l0)), p);
 }
+/* The lanes of m from p, the rest zero; masked lanes never fault. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  return _mm512_maskz_loadu_ps(m, p);
+}
 /* p[0], p[s], ..., p[15s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   if (s <= (size_t)INT32_MAX / 16) {
@@ -112,6 +116,18 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm512_div_ps(a, b);
 }
+/* x / d from r = RN(1/d) by Markstein's correction: q = x*r, the exact
+ * residual x - q*d, and q + residual*r rounded once (two FMAs). Exact only
+ * where the template's div_lanes uses it (tests/test_divide.c). `sum` (a
+ * compile-time constant): fma(fma(-q, d, x), r, q), whose ±0 gives +0, the
+ * quotient of +0 + x; else q - fma(q, d, -x)*r, exact for ±0 too. */
+#define SP_DIV_EXACT 1
+static inline vf vf_div_exact(vf x, vf d, vf r, int sum) {
+  const __m512 q = _mm512_mul_ps(x, r);
+  if (sum)
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, d, x), r, q);
+  return _mm512_fnmadd_ps(_mm512_fmsub_ps(q, d, x), r, q);
+}
 static inline vf vf_sqrt(vf a) {
   return _mm512_sqrt_ps(a);
 }
@@ -138,6 +154,20 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+}
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  const __m512i b = _mm512_castps_si512(a);
+  return _mm512_test_epi32_mask(b, b);
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31):
+ * for floats of either sign, |a| outside [lo, hi] as floats' bits; integer
+ * compares, off the floating-point adders. */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const __m512i b = _mm512_castps_si512(a);
+  return (vm)~_mm512_mask_cmple_epu32_mask(
+      _mm512_cmpge_epu32_mask(b, _mm512_set1_epi32((int)lo)), b,
+      _mm512_set1_epi32((int)hi));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {

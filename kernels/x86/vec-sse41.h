@@ -47,6 +47,15 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
     t[i] = p[i];
   return _mm_loadu_ps(t);
 }
+/* The lanes of m from p, the rest zero; touches nothing else. */
+static inline vf vf_load_mask(const float *p, vm m) {
+  float t[SP_VL] = {0};
+  const int bits = _mm_movemask_ps(m);
+  for (int i = 0; i < SP_VL; i++)
+    if (bits >> i & 1)
+      t[i] = p[i];
+  return _mm_loadu_ps(t);
+}
 /* p[0], p[s], p[2s], p[3s]. */
 static inline vf vf_gather(const float *p, size_t s) {
   return _mm_set_ps(p[3 * s], p[2 * s], p[s], p[0]);
@@ -85,6 +94,8 @@ static inline vf vf_mul(vf a, vf b) {
 static inline vf vf_div(vf a, vf b) {
   return _mm_div_ps(a, b);
 }
+/* No FMA: the template's div_by divides (no vf_div_exact). */
+#define SP_DIV_EXACT 0
 static inline vf vf_sqrt(vf a) {
   return _mm_sqrt_ps(a);
 }
@@ -111,6 +122,20 @@ static inline vm vm_nan(vf a) {
 /* Lanes where a or b is NaN. */
 static inline vm vm_unord(vf a, vf b) {
   return _mm_cmpunord_ps(a, b);
+}
+/* Lanes that are not +0.0f (all bits clear); -0.0f is not +0.0f. */
+static inline vm vm_not_pzero(vf a) {
+  return _mm_andnot_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_castps_si128(a),
+                                                        _mm_setzero_si128())),
+                       _mm_castsi128_ps(_mm_set1_epi32(-1)));
+}
+/* Lanes whose bits, read as uint32, are not in [lo, hi] (lo, hi < 2^31).
+ * Signed compares suffice: bits from 2^31 on read as negative, below lo. */
+static inline vm vm_bits_outside(vf a, uint32_t lo, uint32_t hi) {
+  const __m128i b = _mm_castps_si128(a);
+  return _mm_castsi128_ps(
+      _mm_or_si128(_mm_cmpgt_epi32(_mm_set1_epi32((int)lo), b),
+                   _mm_cmpgt_epi32(b, _mm_set1_epi32((int)hi))));
 }
 /* Lanes l0 <= lane < l1. */
 static inline vm vm_range(size_t l0, size_t l1) {
