@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/consumer.sh — installs simdpool with the README's install recipe (run as written, in a
 # copy of this source tree, into a temporary prefix) and builds and runs tests/consumer/ (C,
 # C++ and, where the pthreadpool adapter is built, a pthreadpool program) the three ways an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/deps.sh — installs the Debian 12 packages simdpool's build, bench and tests need, if missing.
 #   bash .ci/deps.sh           everything the test command (.ci/test.sh) needs: the build and
 #                              bench, every test suite, the consumer projects (pkg-config,

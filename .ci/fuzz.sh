@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/fuzz.sh — builds the libFuzzer target tests/fuzz/fuzz_pool with clang-14 under ASan+UBSan
 # (library instrumented with -fsanitize=fuzzer-no-link, without comparison tracing in its hot
 # loops: tests/fuzz/meson.build), replays the committed corpus, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/main.sh — the README's main command: installs what is missing for the build and
 # the bench (with the bench's peer libraries; no test framework, qemu or cross
 # toolchain), builds the library and the bench in release mode with the peers (oneDNN,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/oldcpu.sh — runs an already-built native x86-64 build's test suite again on older
 # CPUs emulated by qemu-x86_64: Nehalem (SSE4.1, no AVX) and Haswell (AVX2, no AVX-512).
 # On each, tests/isa_probe must see AUTO pick sse41 resp. avx2 and forcing a missing ISA

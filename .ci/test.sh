@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/test.sh — the README's test command: installs what is missing, then runs the whole
 # test suite: a release build (then its tests again under qemu-x86_64 as Nehalem and
 # Haswell, and a consumer project built against it), an ASan+UBSan build (failing on any

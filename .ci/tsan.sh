@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # .ci/tsan.sh — the threading tests under ThreadSanitizer: 16 threads making
 # their first simdpool calls at once with shared plans and a shared pool
 # (concurrency), and the parallel entry points over 1, 2, 3 and 8 threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pthreadpool.c — simdpool_parallel_for_fn over Debian's libpthreadpool. */
 #include <pthreadpool.h>
 

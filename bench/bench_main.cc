@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_main.cc — simdpool's Google Benchmark program. At start-up it turns
 // the shape list (suite.cc) and the kernel registry into benchmarks named
 // op/layout/case/isa, adds the copy and read-4-write-1 references of the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // buffers.h — 64-byte-aligned, page-touched buffers and the deterministic
 // non-trivial input data every benchmark shares.
 #ifndef SPBENCH_BUFFERS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // peer_onednn.cc — oneDNN 2.x (Debian's libdnnl-dev) as a peer: pooling_v2
 // primitives through the C API, created once per (case, op, layout), run on
 // one thread.

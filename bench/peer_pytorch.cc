@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // peer_pytorch.cc — PyTorch (Debian's libtorch-dev 1.13) as a peer: the ATen
 // CPU operators a training step calls, through their _out variants so that no
 // allocation is timed, on tensors that wrap the bench's own buffers

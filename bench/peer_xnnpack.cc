@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // peer_xnnpack.cc — XNNPACK (Debian's libxnnpack-dev) as a peer: NHWC f32
 // max, argmax, average and global-average pooling operators, created and set
 // up once per (case, op), run without a thread pool (one thread).

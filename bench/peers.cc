@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // peers.cc — dispatch to the peer libraries compiled into this binary (see
 // peer_onednn.cc, peer_xnnpack.cc, peer_pytorch.cc); without peers every query
 // says "none".

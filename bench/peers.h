@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // peers.h — other pooling libraries timed on the same cases in the same run
 // (built with -Dpeers=enabled): oneDNN (NCHW and NHWC), XNNPACK (NHWC) and
 // PyTorch's ATen (NCHW and channels-last).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // roofline.cc — the reference loops: a streaming copy and a read-4-write-1
 // reduction, compiled once per x86 vector width (target_clones) so the
 // reference is never narrower than the widest kernel it is compared with.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // roofline.h — the bandwidth references every result is measured against: a
 // streaming copy and a read-4-write-1 reduction, over any byte count.
 #ifndef SPBENCH_ROOFLINE_H

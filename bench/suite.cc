@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // suite.cc — the shape list of issue #3 and the shape/byte arithmetic of
 // each (case, op, layout).
 #include "suite.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // suite.h — the bench's shape list and op variants: how each (case, op,
 // layout) becomes a simdpool_desc, a resolved geometry and a byte count.
 #ifndef SPBENCH_SUITE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """summary.py — runs simdpool_bench once and summarises it: a table per case and layout
 (scalar time, best variant, speedup vs scalar, GB/s, % of the copy and read-4-write-1
 references of the same byte count, peer ratios), the raw Google Benchmark JSON and a PNG

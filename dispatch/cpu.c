@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu.c — CPU-feature detection (cpuid + xgetbv on x86, NEON baseline on
  * aarch64) and ISA names. */
 #include <stdatomic.h>

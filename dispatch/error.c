@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* error.c — the thread-local detail behind simdpool_last_error(), the status
  * names and the enum names messages use. */
 #include <stdarg.h>

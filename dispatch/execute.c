@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* execute.c — the public forward/backward entry points: argument checks, then
  * the plan's kernel. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpenv.c — every kernel call runs in the IEEE default floating-point
  * environment (docs/semantics.md#floating-point-environment), whatever the
  * caller set, and the caller's control and status state comes back unchanged.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h — dispatch's internal interface: errors, CPU detection, plans;
  * used by tests too. */
 #ifndef SIMDPOOL_INTERNAL_H

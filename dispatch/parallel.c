@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parallel.c — forward and backward over a caller's parallel-for: the work is
  * cut into chunks that write disjoint bytes, and every chunk runs the kernel
  * the plan's ISA picks for its sub-geometry, so the bits are those of the

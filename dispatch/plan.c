@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plan.c — plan creation: validation (docs/semantics.md#rejections), shape
  * math (docs/semantics.md#shapes), ISA and kernel choice. */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* registry.c — turns kernels/registry.inc into the table dispatch, tests and
  * benches iterate. */
 #include "kernel.h"

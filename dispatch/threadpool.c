@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threadpool.c — the built-in POSIX-threads pool behind
  * simdpool_threadpool_parallel_for(): persistent workers that, with the
  * calling thread, take task numbers from one atomic counter. */

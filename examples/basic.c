@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* basic.c — simdpool from C: the max pooling layer of a ResNet stem (3x3,
  * stride 2, pad 1) forward with int64 indices and backward from them, buffers
  * sized by the plan, every status checked, and what a rejected descriptor

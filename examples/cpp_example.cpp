@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cpp_example.cpp — simdpool from C++17: plans and pools owned by RAII handles,
 // failed statuses turned into exceptions, buffers as std::vectors sized by the
 // plan; global average pooling (a classifier head) checked against the

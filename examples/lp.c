@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lp.c — power-average (LP) pooling: p = 1, 2 and 3 over a 2x4 map in 2x2
  * windows, checked against the formula y = (sum of |x|^p)^(1/p), and the
  * gradient for p = 2. */

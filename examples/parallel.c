@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parallel.c — simdpool's parallel entry points over the built-in thread pool:
  * an average pooling layer forward and backward on every CPU, bit-identical to
  * the single-threaded calls. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parallel_pthreadpool.c — simdpool's parallel entry points over a pthreadpool
  * (the pool XNNPACK uses) through libsimdpool_pthreadpool: a caller that
  * already has a pthreadpool_t passes it with simdpool_pthreadpool_parallel_for.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* readme_example.c — README.md's usage example, kept identical by a test. */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* simdpool.h — public API of simdpool: SIMD 2D max/average/LP pooling, f32,
  * NCHW/NHWC. What every call computes and rejects, bit for bit and message
  * for message: docs/semantics.md. */

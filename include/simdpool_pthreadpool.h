@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* simdpool_pthreadpool.h — run simdpool's parallel entry points over a
  * pthreadpool (https://github.com/Maratyszcza/pthreadpool, the pool XNNPACK
  * uses). Link libsimdpool_pthreadpool (pkg-config simdpool-pthreadpool):

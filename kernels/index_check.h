@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* index_check.h — the validity test of flat I32/I64 indices (the pass
  * that lets MAX backward trust them), plain C that the compiler vectorises:
  * included once per SIMD ISA file (SP_FN from its vector layer) so it runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernel.h — the internal contract between dispatch and kernels: resolved
  * geometry, I/O, registry types. */
 #ifndef SIMDPOOL_KERNEL_H

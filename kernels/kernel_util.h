@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernel_util.h — small scalar helpers shared by every kernel: the MAX step,
  * canonical NaN, index I/O. */
 #ifndef SIMDPOOL_KERNEL_UTIL_H

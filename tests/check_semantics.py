@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_semantics.py — docs/semantics.md lists every failure message the code has, and nothing else.
 
 1. Every sp_fail(status, format, ...) call of dispatch/*.c and adapters/*.c

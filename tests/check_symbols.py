@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_symbols.py — fails when a simdpool library exposes any global symbol but simdpool_*.
 
 Reads the ELF symbol tables itself, without nm or readelf, so it works on any

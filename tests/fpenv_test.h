@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fpenv_test.h — the tests' own access to the floating-point control and
  * status registers (x86-64 MXCSR; AArch64 FPCR and FPSR), written apart from
  * the library's dispatch/fpenv.c so that a mistake there cannot hide here:

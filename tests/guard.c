@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.c — guard-page buffers for tests (see guard.h): mmap a region, make
  * one page of it PROT_NONE, place buffers flush against that page. */
 #define _DEFAULT_SOURCE

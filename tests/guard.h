@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.h — guard-page buffers for tests: a buffer placed flush against a
  * PROT_NONE page, so that reading or writing one byte past its end (or before
  * its start) is a SIGSEGV instead of a silent over-read. Used by test_guard.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* isa_probe.c — checks run-time ISA dispatch through the public API only:
  * which ISA an AUTO plan picks, that forcing an ISA this CPU (or build) lacks
  * is a clean SIMDPOOL_UNSUPPORTED (via desc.isa and via SIMDPOOL_ISA), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.c - the independent brute-force reference of simdpool (see model.h).
  *
  * Every formula below is a rule of docs/semantics.md ("Shapes", "Numerics",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.h - an independent brute-force reference of simdpool's semantics.
  *
  * Written straight from the rules of docs/semantics.md, sharing no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #define _POSIX_C_SOURCE 200809L
 /* test_cases.c — hand-computed golden cases, rejection rules and API basics
  * of simdpool's public API, run on every ISA this machine supports.

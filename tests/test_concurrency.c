@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_concurrency.c — 16 threads make their first-ever simdpool calls at the
  * same moment (CPU detection, SIMDPOOL_ISA, plan creation), then share plans
  * and one thread pool; every result must equal the scalar reference bit for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_divide.c — proves the AVG kernels' division exact: every ISA's own
  * division (sp_divide_table, the div_by of kernels/tmpl/pool_simd.h) against
  * the IEEE quotient x / d, bit for bit, over whole binades.

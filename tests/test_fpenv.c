@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_fpenv.c — the public entry points compute the same bits whatever
  * floating-point environment the caller (and every worker thread of its
  * pool) left set, and give the caller's control and status state back:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_guard.c — guard-page tests: every registry kernel of every ISA this CPU
  * runs, and the public entry points of every supported ISA, on inputs and
  * outputs placed flush against a PROT_NONE page (tests/guard.h), the page

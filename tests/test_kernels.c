@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_kernels.c — checkasm-style: every registry kernel of every runnable ISA
  * vs the scalar reference, memcmp. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_model.c - random sweep of simdpool against the independent model.
  *
  * For every operation (MAX forward with each index type, MAX backward from

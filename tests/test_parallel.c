@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_parallel.c — the parallel entry points and the built-in thread pool:
  * results bit-identical (memcmp) to the single-threaded calls for 1, 2, 3
  * and 8 threads and for adversarial task orders, every op, both layouts,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pthreadpool.c — simdpool_pthreadpool_parallel_for: the parallel entry
  * points over pthreadpools of 1, 2, 3 and 8 threads give the bits of the
  * single-threaded calls, every method, both layouts, every index type. */

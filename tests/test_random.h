@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_random.h — the seeded generator the randomized Check suites share
  * (test_kernels, test_guard, test_parallel): a splitmix64 stream, input
  * values with nasty ones mixed in, descriptors biased towards a kernel's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_semantics_doc.c — runs the tables of docs/semantics.md: every rejection
  * example (status and exact message, nothing written), every shape example
  * (output size) and every numerical example (output bits on each ISA).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool_neon.c — the SIMD kernel bodies of tmpl/pool_simd.h instantiated for
  * NEON (AArch64 Advanced SIMD). */
 #include "arm/vec-neon.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vec-neon.h — the vector layer for NEON (AArch64 Advanced SIMD): 4 float
  * lanes, masks as all-ones uint32 lanes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool_scalar.c — the scalar reference: plain C that defines every bit of every
  * op (docs/semantics.md#numerics). */
 #include <math.h>

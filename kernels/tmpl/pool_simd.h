@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool_simd.h — every SIMD kernel body, written once against the vector layer
  * and instantiated per ISA.
  *

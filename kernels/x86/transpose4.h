@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transpose4.h — one in-register step the x86 vector layers share: four
  * vectors transposed as 4x4 blocks within every 128-bit lane, for the
  * intrinsic prefix P (_mm, _mm256 or _mm512). out[j]'s lane 4k + i is lane

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vec-avx2.h — the vector layer for AVX2: 8 float lanes, masks as all-ones
  * lanes. */
 #ifndef SIMDPOOL_VEC_AVX2_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vec-avx512.h — the vector layer for AVX-512 (F, BW, DQ, VL): 16 float lanes,
  * opmask masks. */
 #ifndef SIMDPOOL_VEC_AVX512_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vec-sse41.h — the vector layer for SSE4.1: 4 float lanes, masks as all-ones
  * lanes. */
 #ifndef SIMDPOOL_VEC_SSE41_H

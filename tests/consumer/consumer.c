@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer.c — a C11 program that uses simdpool as an outside project would
  * (public header and library only): max and average pooling of a 4x4 NHWC
  * map with hand-computed answers, backward from the indices, the built-in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // consumer.cpp — a C++17 program that uses simdpool as an outside project
 // would (public header and library only): the header must compile as C++
 // under -Wall -Wextra -Werror -pedantic, plans live in RAII handles, and the

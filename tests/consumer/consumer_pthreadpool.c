@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* consumer_pthreadpool.c — an outside program that runs simdpool's parallel
  * entry points over a pthreadpool through the adapter library
  * (simdpool_pthreadpool.h): the results must equal the serial calls bit for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_pool.c — libFuzzer target for simdpool's public API. Each input is a
  * pooling descriptor (sometimes with out-of-range enums, zero or huge sizes)
  * and the data to pool. simdpool_plan_create must never crash or leak on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_pool.h — the libFuzzer entry point of fuzz_pool.c, shared with the
  * corpus replay driver (replay_main.c) that runs it without libFuzzer. */
 #ifndef SIMDPOOL_FUZZ_POOL_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """make_corpus.py — writes the seed corpus of the fuzz target (tests/fuzz/corpus/seed-*).
 
 Each seed encodes one descriptor in fuzz_pool.c's input format (see the comment at the top of

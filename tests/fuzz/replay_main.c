@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay_main.c — runs the fuzz target without libFuzzer: feeds every file
  * named on the command line, and every regular file inside each directory
  * named there (in name order), to LLVMFuzzerTestOneInput. Linked with
