@@ -181,10 +181,10 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
 /* ---------------------------------------------------------- AVG division
  * AVG divides by an integer count d: IEEE x / d, correctly rounded. With
  * FMA (SP_DIV_EXACT) a divisor also holds r = RN(1/d), and div_lanes
- * returns Markstein's correction (vf_div_exact): for every integer d in
- * [1, SP_DIV_FAST_MAX] and every x that is ±0 or has SP_DIV_FAST_MIN <=
- * |x| <= FLT_MAX that is exactly x / d (or (+0 + x) / d), as
- * tests/test_divide.c proves (its header gives the argument). Zeros stay on
+ * returns Markstein's correction (vf_div_exact), which is exactly x / d (or
+ * (+0 + x) / d) for every integer d in [1, SP_DIV_FAST_MAX] and every x that
+ * is ±0 or has SP_DIV_FAST_MIN <= |x| <= FLT_MAX, as tests/test_divide.c
+ * proves (its header gives the argument). Zeros stay on
  * the fast path: the unused lanes of short blocks and the windows of zeros
  * after a ReLU are common. The other lanes, found by integer compares that
  * leave the floating-point adders to the sums: x itself for ±inf and NaN
@@ -247,10 +247,9 @@ SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
     if (!vm_any(other))
       return q;                          /* finite: no NaN */
     const vf y = vf_select(other, q, x); /* ±inf, NaN */
-    const vm tiny = vm_bits_outside(a, f32_bits(FLT_MAX), 0x7fffffffu);
-    const vf z = vm_any(vm_and(other, tiny))
-                     ? vf_select(vm_and(other, tiny), y, vf_div(x, v->d))
-                     : y;
+    const vm tiny = vm_and(
+        other, vm_bits_outside(a, f32_bits(FLT_MAX), 0x7fffffffu)); /* finite */
+    const vf z = vm_any(tiny) ? vf_select(tiny, y, vf_div(x, v->d)) : y;
     return sum ? vcanon(z) : z;
   }
 #endif
