@@ -2546,8 +2546,126 @@ void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
   else
     bwd_nchw_body(g, io, BWD_MAX_IDX);
 }
+/* AVG backward, NCHW, overlapping rows with stride 1 along them (the
+ * Inception 3x3/s1/pad 1), undilated: gathered. Each output row's shares
+ * dy / divisor are computed once, as vectors, into a ring of the output rows
+ * that cover the current input row (each row padded with +0.0f where an
+ * output column falls outside [0, ow)); then each dx vector sums, in output
+ * order, the shares of the outputs covering its lanes and is stored once: no
+ * zeroing pass and no per-tap read-modify-write of dx. Lane ix of output row
+ * oy adds the shares of columns ox = ix + pad_left - kj, kj from kernel_w - 1
+ * down to 0 (ascending ox). The reference adds the same shares in the same
+ * order to a +0.0f; a padding +0.0f changes no bits, the sum never being
+ * -0.0f. The divisor of (oy, ox) is taps_h(oy) * taps_w(ox), exact in
+ * float (at most kernel_h * kernel_w <= 2^24). */
+#define AVG_GATHER_SCRATCH 8192 /* floats: 32 KiB of stack */
+#define AVG_GATHER_ROWS 4
+
+typedef struct avg_ring {
+  size_t rows, lead, len; /* slots, padding before ox = 0, floats per slot */
+} avg_ring;
+
+static inline int avg_ring_of(const sp_geom *g, avg_ring *r) {
+  if (g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kw < 2 ||
+      g->kh * g->kw > ((size_t)1 << 24))
+    return 0;
+  /* The output rows covering AVG_GATHER_ROWS consecutive input rows. */
+  r->rows = (g->kh + AVG_GATHER_ROWS - 2) / g->sh + 1;
+  r->lead = g->kw - 1;
+  /* Lane ix of a block starting below w reads slot index ix + pl - kj +
+   * lead; the shares sit at [lead, lead + ow). */
+  const size_t need = g->w + SP_VL + g->pl + r->lead;
+  const size_t have = r->lead + g->ow + SP_VL;
+  r->len = round_up(need > have ? need : have, SP_VL);
+  return (r->rows + 1) * r->len <= AVG_GATHER_SCRATCH;
+}
+
+/* The shares of output row oy into slot s: dy / (taps_h(oy) * taps_w). */
+SP_HOT void avg_share_row(const sp_geom *g, const float *dy, const float *tw,
+                          float *s, size_t oy) {
+  const vf th = vf_set1((float)sp_avg_taps_h(g, oy));
+  for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+    const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+    const vf d = vf_mul(th, vf_load(tw + ox));
+    store_lanes(s + ox, vf_div(load_lanes(dy + ox, cnt), d), cnt);
+  }
+}
+
+/* Lanes [ix, ix + cnt) of R dx rows from D (row stride W), each the sum of
+ * its m covering share rows S[r][0..m) (slot pointers), R independent chains
+ * to hide the adds' latency. Full-width loads: the slots have SP_VL floats of
+ * slack. */
+#define AVG_GATHER_BLOCK(S, D, R)                                              \
+  do {                                                                         \
+    vf acc[R];                                                                 \
+    for (int r_ = 0; r_ < (R); r_++)                                           \
+      acc[r_] = vf_zero();                                                     \
+    for (size_t t_ = 0; t_ < m; t_++)                                          \
+      for (size_t kj = g->kw; kj-- > 0;)                                       \
+        for (int r_ = 0; r_ < (R); r_++)                                       \
+          acc[r_] = vf_add(acc[r_], vf_load((S)[r_][t_] + ix - kj));           \
+    for (int r_ = 0; r_ < (R); r_++)                                           \
+      store_lanes((D) + (size_t)r_ * W + ix, acc[r_], cnt);                    \
+  } while (0)
+
+SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
+                                    const avg_ring *r) {
+  _Alignas(64) float scratch[AVG_GATHER_SCRATCH];
+  float *tw = scratch + r->rows * r->len;
+  memset(scratch, 0, r->rows * r->len * sizeof *scratch);
+  for (size_t i = 0; i < r->len; i++)
+    tw[i] = i < g->ow ? (float)sp_avg_taps_w(g, i) : 1.0f;
+  const size_t W = g->w;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const float *dyp = io->dy + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      cover rv = {0, 0};
+      size_t filled = 0; /* output rows [0, filled) have had their shares */
+      size_t iy = 0;
+      while (iy < g->h) {
+        /* Up to AVG_GATHER_ROWS rows with as many covering output rows. */
+        const float *s[AVG_GATHER_ROWS][GATHER_MAX];
+        size_t rows = 0, m = 0;
+        for (; rows < AVG_GATHER_ROWS && iy + rows < g->h; rows++) {
+          cover cv = rv;
+          cover_advance(&cv, iy + rows, g->pt, g->sh, g->kh, 1, g->oh);
+          if (rows && cv.hi - cv.lo != m)
+            break;
+          m = cv.hi - cv.lo;
+          rv = cv;
+          for (; filled < rv.hi; filled++)
+            avg_share_row(g, dyp + filled * g->ow, tw,
+                          scratch + (filled % r->rows) * r->len + r->lead,
+                          filled);
+          for (size_t t = 0; t < m; t++)
+            s[rows][t] =
+                scratch + ((rv.lo + t) % r->rows) * r->len + r->lead + g->pl;
+        }
+        for (size_t ix = 0; ix < W; ix += SP_VL) {
+          const size_t cnt = W - ix < SP_VL ? W - ix : SP_VL;
+          if (rows == AVG_GATHER_ROWS) {
+            AVG_GATHER_BLOCK(s, dxp, AVG_GATHER_ROWS);
+          } else {
+            for (size_t r0 = 0; r0 < rows; r0++)
+              AVG_GATHER_BLOCK(s + r0, dxp + r0 * W, 1);
+          }
+        }
+        dxp += rows * W;
+        iy += rows;
+      }
+    }
+  }
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
+}
+
 void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
-  bwd_nchw_body(g, io, BWD_AVG);
+  avg_ring r;
+  if (g->sw < g->kw && avg_ring_of(g, &r))
+    avgpool_bwd_nchw_gather(g, io, &r);
+  else
+    bwd_nchw_body(g, io, BWD_AVG);
 }
 void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   bwd_nchw_body(g, io, BWD_LP);
