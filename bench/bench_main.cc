@@ -85,7 +85,8 @@ bool g_smoke = false;
 bool g_all_kernels = false; // --all-kernels
 int g_rounds = 1;           // --repetitions=N
 int g_group = 0;            // the group add_spec puts specs in
-int g_failures = 0;         // wrong results, unexpected errors
+std::string g_min_time = "Google Benchmark's default"; // per benchmark run
+int g_failures = 0; // wrong results, unexpected errors
 size_t g_max_ref_bytes = 0;
 
 bool isa_of_interest(int i) {
@@ -1360,6 +1361,7 @@ void add_context(const std::string &peers) {
                    "a working set of at most half the LLC is in cache, of at "
                    "least twice the LLC out of cache, partly in cache between");
   AddCustomContext("repetitions", std::to_string(g_rounds));
+  AddCustomContext("min_time", g_smoke ? "1 iteration (smoke)" : g_min_time);
   AddCustomContext("peers", peers);
   for (const Case &cs : suite())
     AddCustomContext("case." + cs.name, case_legend(cs));
@@ -1408,6 +1410,8 @@ int main(int argc, char **argv) {
     } else {
       if (!std::strncmp(argv[i], "--benchmark_filter", 18))
         user_filter = true;
+      if (!std::strncmp(argv[i], "--benchmark_min_time=", 21))
+        g_min_time = argv[i] + 21;
       args.push_back(argv[i]);
     }
   }
