@@ -13,6 +13,10 @@
 //   simdpool_bench --smoke                    one iteration per benchmark of
 //                                             a few cases; exit 1 on any
 //                                             wrong result or coverage gap
+//   simdpool_bench --repetitions=N            run each group of benchmarks
+//                                             (a case, op and layout's
+//                                             variants and references) N
+//                                             times in a row
 //   simdpool_bench --all-kernels              also time each plan's kernel by
 //                                             direct call, as <name>.direct
 //                                             (the API's own cost = plan time
@@ -24,10 +28,12 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,6 +41,7 @@
 #include <benchmark/benchmark.h>
 
 #include "buffers.h"
+#include "machine.h"
 #include "peers.h"
 #include "roofline.h"
 #include "suite.h"
@@ -68,6 +75,7 @@ struct Spec {
   const Network *net = nullptr; // Net (isa: AUTO or forced), NetPeer
   size_t bytes = 0; // what one pass must move (Ref: the case's byte count)
   bool verified = false;
+  int group = 0; // the specs of a group run together, once per round
 };
 
 std::deque<Spec> g_specs;     // stable addresses: lambdas hold Spec*
@@ -75,7 +83,10 @@ std::deque<Case> g_synthetic; // generated cases of kernel-direct specs
 std::deque<Case> g_net_refs;  // a network as the case of its references
 bool g_smoke = false;
 bool g_all_kernels = false; // --all-kernels
-int g_failures = 0;         // wrong results, unexpected errors
+int g_rounds = 1;           // --repetitions=N
+int g_group = 0;            // the group add_spec puts specs in
+std::string g_min_time = "Google Benchmark's default"; // per benchmark run
+int g_failures = 0; // wrong results, unexpected errors
 size_t g_max_ref_bytes = 0;
 
 bool isa_of_interest(int i) {
@@ -96,12 +107,26 @@ const sp_kernel_entry *plan_kernel(simdpool_isa isa, const sp_geom &g,
   return sp_pick_kernel(isa, &g, kernel_op(op.call));
 }
 
-// The references of one (case, op): before its benchmarks the hot and cold
-// copy and read-4-write-1 ("ref"); after them the hot ones again
-// ("ref_after"), so that the summary can take the better of two moments on a
-// busy machine.
-void add_refs(const Case &cs, const OpVariant &op, size_t bytes, bool after) {
-  for (int cold = 0; cold < (after ? 1 : 2); cold++) {
+// Adds a spec to the current group.
+void add_spec(Spec s) {
+  s.group = g_group;
+  g_specs.push_back(s);
+}
+
+// Starts a group: the benchmarks of one (case, op, layout), of one network
+// and layout, or one kernel-direct benchmark. With --repetitions=N the whole
+// group runs N times in a row (rounds), so that every variant, its
+// references and its two-thread twin are measured at the same N moments.
+void new_group() {
+  g_group++;
+}
+
+// The references of a group, run first in every round: the hot copy and
+// read-4-write-1 of the group's byte count, and (with_cold: once per case and
+// op, in the first round) the cold ones.
+void add_refs(const Case &cs, const OpVariant &op, size_t bytes,
+              bool with_cold) {
+  for (int cold = 0; cold < (with_cold ? 2 : 1); cold++) {
     for (RefKind k : {RefKind::Copy, RefKind::R4W1}) {
       Spec s;
       s.kind = Kind::Ref;
@@ -111,9 +136,8 @@ void add_refs(const Case &cs, const OpVariant &op, size_t bytes, bool after) {
       s.cold = cold != 0;
       s.bytes = bytes;
       s.name = std::string(k == RefKind::Copy ? "copy" : "r4w1") + "/" +
-               (cold ? "cold" : "hot") + "/" + cs.name + "." + op.name +
-               (after ? "/ref_after" : "/ref");
-      g_specs.push_back(s);
+               (cold ? "cold" : "hot") + "/" + cs.name + "." + op.name + "/ref";
+      add_spec(s);
     }
   }
   g_max_ref_bytes = std::max(g_max_ref_bytes, bytes);
@@ -168,14 +192,15 @@ bool add_kernel_spec(const sp_kernel_entry &e) {
   s.bytes = pass_bytes(g, op);
   s.name = std::string("kernel/") + e.name + "/" + layout_name(e.layout) + "/" +
            found->name;
-  g_specs.push_back(s);
+  new_group();
+  add_spec(s);
   return true;
 }
 
 // The specs of one network, named net/<layout>/<network>/<who>: simdpool's
 // AUTO plans ("simdpool"), each built ISA that covers every layer, and each
-// peer that implements every op of every layer; the references of the step's
-// byte count ("<network>.step") before and after them.
+// peer that implements every op of every layer; a group per layout, led by
+// the references of the step's byte count ("<network>.step").
 void add_network_specs(const Network &net) {
   Case ref_case;
   ref_case.name = net.name;
@@ -185,8 +210,9 @@ void add_network_specs(const Network &net) {
   OpVariant step;
   step.name = "step";
   const size_t bytes = network_bytes(net);
-  add_refs(rc, step, bytes, false);
   for (simdpool_layout layout : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
+    new_group();
+    add_refs(rc, step, bytes, layout == SIMDPOOL_NCHW);
     const auto net_spec = [&](Kind kind, const std::string &who) {
       Spec s;
       s.kind = kind;
@@ -201,7 +227,7 @@ void add_network_specs(const Network &net) {
     };
     Spec a = net_spec(Kind::Net, "simdpool");
     a.isa = SIMDPOOL_ISA_AUTO;
-    g_specs.push_back(a);
+    add_spec(a);
     for (int i = SIMDPOOL_ISA_SCALAR; isa_of_interest(i); i++) {
       const simdpool_isa isa = (simdpool_isa)i;
       bool covers = sp_isa_built(isa);
@@ -215,7 +241,7 @@ void add_network_specs(const Network &net) {
         continue;
       Spec s = net_spec(Kind::Net, isa_name(isa));
       s.isa = isa;
-      g_specs.push_back(s);
+      add_spec(s);
     }
     for (Peer p : peers_built()) {
       bool all = true;
@@ -226,15 +252,14 @@ void add_network_specs(const Network &net) {
         continue;
       Spec s = net_spec(Kind::NetPeer, peer_name(p));
       s.peer = p;
-      g_specs.push_back(s);
+      add_spec(s);
     }
   }
-  add_refs(rc, step, bytes, true);
 }
 
-// Builds every spec: per (case, op) its references, then per layout each
-// built ISA's plan and each peer; then the networks; then kernel-direct specs
-// for registry entries no plan runs.
+// Builds every spec: per (case, op) and layout a group of its references,
+// each built ISA's plan, the two-thread twin of the best and each peer; then
+// the networks; then kernel-direct specs for registry entries no plan runs.
 void build_specs() {
   for (const Case &cs : suite()) {
     for (const OpVariant &op : cs.ops) {
@@ -247,10 +272,11 @@ void build_specs() {
         continue;
       }
       const size_t bytes = pass_bytes(g, op);
-      add_refs(cs, op, bytes, false);
       for (simdpool_layout layout : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
         if (!resolve(cs, op, layout, &g, &err))
           continue;
+        new_group();
+        add_refs(cs, op, bytes, layout == SIMDPOOL_NCHW);
         // One benchmark of this case, op and layout, named op/layout/case/who.
         const auto case_spec = [&](Kind kind, const std::string &who) {
           Spec s;
@@ -273,7 +299,7 @@ void build_specs() {
           Spec s = case_spec(Kind::Plan, isa_name(isa));
           s.isa = isa;
           s.entry = e;
-          g_specs.push_back(s);
+          add_spec(s);
         }
         // Two-thread scaling of the best ISA this CPU runs.
         for (int i = SIMDPOOL_ISA_NEON; i >= SIMDPOOL_ISA_SCALAR; i--) {
@@ -286,7 +312,7 @@ void build_specs() {
           Spec s = case_spec(Kind::Threads, std::string("t2-") + isa_name(isa));
           s.isa = isa;
           s.entry = e;
-          g_specs.push_back(s);
+          add_spec(s);
           break;
         }
         for (Peer p : peers_built()) {
@@ -294,10 +320,9 @@ void build_specs() {
             continue;
           Spec s = case_spec(Kind::Peer, peer_name(p));
           s.peer = p;
-          g_specs.push_back(s);
+          add_spec(s);
         }
       }
-      add_refs(cs, op, bytes, true);
     }
   }
   for (const Network &net : networks())
@@ -317,10 +342,25 @@ void build_specs() {
         Spec t = s;
         t.kind = Kind::Kernel;
         t.name += ".direct";
+        t.group = ++g_group;
         twins.push_back(t);
       }
     g_specs.insert(g_specs.end(), twins.begin(), twins.end());
   }
+}
+
+// What peer p does not implement, grouped by reason: op/layout/case names.
+std::map<std::string, std::vector<std::string>> peer_skips(Peer p) {
+  std::map<std::string, std::vector<std::string>> skipped;
+  for (const Case &cs : suite())
+    for (const OpVariant &op : cs.ops)
+      for (simdpool_layout l : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
+        std::string why;
+        if (!peer_supports(p, cs, op, l, &why))
+          skipped[why].push_back(op.name + "/" + layout_name(l) + "/" +
+                                 cs.name);
+      }
+  return skipped;
 }
 
 // Prints the registry with the benchmarks that time each kernel (verbose) or
@@ -367,16 +407,7 @@ bool check_coverage(FILE *out, bool verbose) {
                gaps ? "  <-- FAIL" : "");
   if (verbose) { // what each peer leaves out, grouped by reason
     for (Peer p : peers_built()) {
-      std::map<std::string, std::vector<std::string>> skipped;
-      for (const Case &cs : suite())
-        for (const OpVariant &op : cs.ops)
-          for (simdpool_layout l : {SIMDPOOL_NCHW, SIMDPOOL_NHWC}) {
-            std::string why;
-            if (!peer_supports(p, cs, op, l, &why))
-              skipped[why].push_back(op.name + "/" + layout_name(l) + "/" +
-                                     cs.name);
-          }
-      for (const auto &kv : skipped) {
+      for (const auto &kv : peer_skips(p)) {
         std::fprintf(out, "peer %s skips %zu: %s:", peer_name(p),
                      kv.second.size(), kv.first.c_str());
         for (const std::string &n : kv.second)
@@ -834,13 +865,6 @@ NetWorkspace &net_workspace_for(const Network &net, simdpool_layout layout) {
 std::map<std::tuple<int, bool, size_t>, double> g_ref_seconds;
 Buffer g_hot_src, g_hot_dst, g_arena;
 
-size_t cache_bytes_llc() {
-  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (v <= 0)
-    v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return v > 0 ? (size_t)v : (size_t)32 << 20;
-}
-
 // The cold references rotate through an arena much larger than the last-level
 // cache: every pass reads and writes lines not touched for 2 x LLC bytes.
 // --smoke only checks that the code runs: a small arena of 4 windows.
@@ -848,8 +872,7 @@ size_t arena_bytes(size_t window) {
   if (g_smoke)
     return std::max(4 * window, (size_t)16 << 20);
   const size_t max_window = (g_max_ref_bytes + 8192 + 4095) / 4096 * 4096;
-  size_t want =
-      std::max(2 * cache_bytes_llc() + 2 * max_window, (size_t)256 << 20);
+  size_t want = std::max(2 * llc_bytes() + 2 * max_window, (size_t)256 << 20);
   const long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
   if (pages > 0 && psz > 0)
     want = std::min(want,
@@ -991,11 +1014,13 @@ void bm_ref(benchmark::State &st, Spec *s) {
         it == g_ref_seconds.end() ? per : std::min(it->second, per);
   }
   set_counters(st, moved, best);
+  // The label ends with where the pass's bytes live (the summary and the
+  // chart say so): a cold pass's lines were last touched an arena ago.
   if (s->cold)
     st.SetLabel("arena " + std::to_string(g_arena.bytes() >> 20) + " MiB, " +
-                roof_isa());
+                roof_isa() + "; " + cache_class(g_arena.bytes()));
   else
-    st.SetLabel(roof_isa());
+    st.SetLabel(std::string(roof_isa()) + "; " + cache_class(s->bytes));
 }
 
 struct PlanGuard {
@@ -1262,38 +1287,52 @@ void bm_net_peer(benchmark::State &st, Spec *s) {
   st.SetLabel(ops.label);
 }
 
+void register_spec(Spec &s) {
+  Spec *p = &s;
+  void (*run)(benchmark::State &, Spec *) = nullptr;
+  switch (s.kind) {
+  case Kind::Plan:
+    run = bm_plan;
+    break;
+  case Kind::Kernel:
+    run = bm_kernel;
+    break;
+  case Kind::Ref:
+    run = bm_ref;
+    break;
+  case Kind::Peer:
+    run = bm_peer;
+    break;
+  case Kind::Threads:
+    run = bm_threads;
+    break;
+  case Kind::Net:
+    run = bm_net;
+    break;
+  case Kind::NetPeer:
+    run = bm_net_peer;
+    break;
+  }
+  benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(
+      s.name.c_str(), [p, run](benchmark::State &st) { run(st, p); });
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+  if (g_smoke)
+    b->Iterations(1);
+}
+
+// Registers every group g_rounds times in a row (the cold references in the
+// first round only): benchmarks of a round share its moment, so the spread
+// over rounds is the machine's noise at the moments the group ran.
 void register_specs() {
-  for (Spec &s : g_specs) {
-    Spec *p = &s;
-    void (*run)(benchmark::State &, Spec *) = nullptr;
-    switch (s.kind) {
-    case Kind::Plan:
-      run = bm_plan;
-      break;
-    case Kind::Kernel:
-      run = bm_kernel;
-      break;
-    case Kind::Ref:
-      run = bm_ref;
-      break;
-    case Kind::Peer:
-      run = bm_peer;
-      break;
-    case Kind::Threads:
-      run = bm_threads;
-      break;
-    case Kind::Net:
-      run = bm_net;
-      break;
-    case Kind::NetPeer:
-      run = bm_net_peer;
-      break;
-    }
-    benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(
-        s.name.c_str(), [p, run](benchmark::State &st) { run(st, p); });
-    b->UseRealTime()->Unit(benchmark::kMicrosecond);
-    if (g_smoke)
-      b->Iterations(1);
+  for (size_t i = 0; i < g_specs.size();) {
+    size_t end = i;
+    while (end < g_specs.size() && g_specs[end].group == g_specs[i].group)
+      end++;
+    for (int round = 0; round < g_rounds; round++)
+      for (size_t k = i; k < end; k++)
+        if (round == 0 || !(g_specs[k].kind == Kind::Ref && g_specs[k].cold))
+          register_spec(g_specs[k]);
+    i = end;
   }
 }
 
@@ -1306,6 +1345,41 @@ std::string built_isas(bool runnable_only) {
       s += std::string(s.empty() ? "" : ",") + isa_name(isa);
   }
   return s;
+}
+
+// The JSON context's account of the run: what ran where, built by what, and
+// the legend of every case and network.
+void add_context(const std::string &peers) {
+  using benchmark::AddCustomContext;
+  AddCustomContext("cpu_model", cpu_model());
+  AddCustomContext("compiler", compiler_text());
+  AddCustomContext("build_type", build_type());
+  AddCustomContext("commit", source_commit());
+  AddCustomContext("llc_bytes", std::to_string(llc_bytes()));
+  AddCustomContext("llc_source", llc_source());
+  AddCustomContext("cache_rule",
+                   "a working set of at most half the LLC is in cache, of at "
+                   "least twice the LLC out of cache, partly in cache between");
+  AddCustomContext("repetitions", std::to_string(g_rounds));
+  AddCustomContext("min_time", g_smoke ? "1 iteration (smoke)" : g_min_time);
+  AddCustomContext("peers", peers);
+  for (const Case &cs : suite())
+    AddCustomContext("case." + cs.name, case_legend(cs));
+  std::set<std::string> synthetic; // one case may serve several kernels
+  for (const Case &cs : g_synthetic)
+    if (synthetic.insert(cs.name).second)
+      AddCustomContext("case." + cs.name, case_legend(cs));
+  for (const Network &net : networks())
+    AddCustomContext("net." + net.name, network_legend(net));
+  for (Peer p : peers_built()) {
+    std::string na;
+    for (const auto &kv : peer_skips(p)) {
+      na += (na.empty() ? "" : " | ") + kv.first + ":";
+      for (const std::string &n : kv.second)
+        na += " " + n;
+    }
+    AddCustomContext(std::string("peer_na.") + peer_name(p), na);
+  }
 }
 
 } // namespace
@@ -1322,9 +1396,22 @@ int main(int argc, char **argv) {
       list = true;
     else if (!std::strcmp(argv[i], "--all-kernels"))
       g_all_kernels = true;
-    else {
+    else if (!std::strncmp(argv[i], "--repetitions=", 14)) {
+      char *end = nullptr;
+      const long n = std::strtol(argv[i] + 14, &end, 10);
+      if (*end || n < 1 || n > 100) {
+        std::fprintf(stderr,
+                     "simdpool_bench: --repetitions=N needs N in "
+                     "1..100, got '%s'\n",
+                     argv[i] + 14);
+        return 1;
+      }
+      g_rounds = (int)n;
+    } else {
       if (!std::strncmp(argv[i], "--benchmark_filter", 18))
         user_filter = true;
+      if (!std::strncmp(argv[i], "--benchmark_min_time=", 21))
+        g_min_time = argv[i] + 21;
       args.push_back(argv[i]);
     }
   }
@@ -1354,12 +1441,11 @@ int main(int argc, char **argv) {
       benchmark::AddCustomContext("auto_isa", isa_name(simdpool_plan_isa(p)));
     simdpool_plan_destroy(p);
   }
-  benchmark::AddCustomContext("llc_bytes", std::to_string(cache_bytes_llc()));
+  add_context(peers);
   benchmark::AddCustomContext("cold_arena_bytes",
                               g_smoke ? "small (smoke)"
                                       : std::to_string(arena_bytes(0)));
   benchmark::AddCustomContext("roofline_isa", roof_isa());
-  benchmark::AddCustomContext("peers", peers);
   benchmark::AddCustomContext("mode", g_smoke ? "smoke" : "full");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

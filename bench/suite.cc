@@ -3,6 +3,11 @@
 // each (case, op, layout).
 #include "suite.h"
 
+#include <algorithm>
+#include <cstdio>
+
+#include "machine.h"
+
 namespace spbench {
 
 OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx) {
@@ -53,6 +58,29 @@ std::vector<OpVariant> max_ops(bool fwd_u8) {
   return v;
 }
 
+// The out-of-cache case: the batch is chosen at run time so that x alone is
+// at least 4x the last-level cache, within an eighth of the memory available
+// (the bench holds about eight x-sized buffers of a case at a time: x, dx,
+// the reference's dx, y, dy and indices, the copy reference's source and
+// destination). Whether it ended up out of cache is in its legend.
+Case out_of_cache(Case cs) {
+  const size_t image = cs.c * cs.h * cs.w * sizeof(float);
+  const size_t llc = llc_bytes(), mem = mem_available_bytes();
+  if (!llc) {
+    cs.note += " (LLC size unknown: batch " + std::to_string(cs.n) + ")";
+    return cs;
+  }
+  size_t n = (4 * llc + image - 1) / image;
+  std::string why = "x >= 4x the " + mib_text(llc) + " LLC";
+  if (mem && n * image > mem / 8 / 8) {
+    n = std::max<size_t>(1, mem / 8 / 8 / image);
+    why = "cut to fit " + mib_text(mem) + " of available memory";
+  }
+  cs.n = n;
+  cs.note += " (" + why + ")";
+  return cs;
+}
+
 std::vector<Case> build_suite() {
   const simdpool_index_type none = SIMDPOOL_INDEX_NONE;
   const Call fwd = Call::Forward, bwd = Call::BackwardX;
@@ -65,8 +93,8 @@ std::vector<Case> build_suite() {
   vgg.ops = max_ops(true);
   s.push_back(vgg);
 
-  Case batch = pool2d("batch_max2", "batch 16, max 2x2/s2, out of cache", MAX,
-                      16, 64, 112, 2, 2, 0);
+  Case batch = out_of_cache(pool2d("batch_max2", "batch sized, max 2x2/s2", MAX,
+                                   16, 64, 112, 2, 2, 0));
   batch.ops = max_ops(false);
   s.push_back(batch);
 
@@ -311,6 +339,63 @@ static_assert(SP_OP_FWD == static_cast<int>(SIMDPOOL_OP_FORWARD) &&
 
 sp_op kernel_op(Call call) {
   return static_cast<sp_op>(public_op(call));
+}
+
+namespace {
+
+std::string window_text(simdpool_method m, size_t kh, size_t kw, size_t sh,
+                        size_t sw, size_t pad) {
+  std::string s = std::string(method_name(m)) + " " + std::to_string(kh) + "x" +
+                  std::to_string(kw) + "/s" + std::to_string(sh);
+  if (sw != sh)
+    s += "x" + std::to_string(sw);
+  if (pad)
+    s += "/pad " + std::to_string(pad);
+  return s;
+}
+
+} // namespace
+
+std::string case_legend(const Case &cs) {
+  std::string s = std::to_string(cs.n) + "x" + std::to_string(cs.c) + "x" +
+                  std::to_string(cs.h) + "x" + std::to_string(cs.w) +
+                  " (NxCxHxW), " +
+                  window_text(cs.method, cs.kh, cs.kw, cs.sh, cs.sw, cs.pad);
+  if (cs.ceil_mode)
+    s += " ceil";
+  if (cs.method == SIMDPOOL_AVG)
+    s += cs.count_include_pad ? ", pad counted" : ", pad not counted";
+  if (cs.method == SIMDPOOL_LP) {
+    char p[32];
+    std::snprintf(p, sizeof p, ", p=%g", (double)cs.p);
+    s += p;
+  }
+  s += "; " + cs.note;
+  sp_geom g;
+  const OpVariant fwd = make_op(cs.method, Call::Forward, SIMDPOOL_INDEX_NONE);
+  if (resolve(cs, fwd, SIMDPOOL_NCHW, &g, nullptr)) {
+    const size_t bytes = pass_bytes(g, fwd);
+    s += "; x " + mib_text(g.n * g.c * g.h * g.w * sizeof(float)) +
+         ", forward moves " + mib_text(bytes) + ": " + cache_class(bytes);
+  }
+  if (!cs.ops.empty())
+    s += "; ops";
+  for (const OpVariant &op : cs.ops)
+    s += " " + op.name;
+  return s;
+}
+
+std::string network_legend(const Network &net) {
+  std::string s;
+  for (size_t i = 0; i < net.layers.size();) {
+    size_t j = i + 1;
+    while (j < net.layers.size() && net.layers[j].note == net.layers[i].note)
+      j++;
+    s += (s.empty() ? "" : "; ") + net.layers[i].note +
+         (j - i > 1 ? " (x" + std::to_string(j - i) + ")" : "");
+    i = j;
+  }
+  return net.note + ": " + s;
 }
 
 const char *index_suffix(simdpool_index_type t) {

@@ -63,6 +63,14 @@ const std::vector<Network> &networks();
 // every layer).
 size_t network_bytes(const Network &net);
 
+// The legend of a case, as every output shows it: input shape, window, what
+// the case stands for, its ops and where its forward pass's bytes live, e.g.
+// "1x64x224x224 (NxCxHxW), max 2x2/s2; VGG pool1; x 12.2 MiB, forward moves
+// 15.3 MiB: in cache; ops max_fwd max_fwd_i32 ...".
+std::string case_legend(const Case &cs);
+// A network's layers in order, repeats folded: "max 3x3/s2 on 64x55x55; ...".
+std::string network_legend(const Network &net);
+
 // Builds an op variant and its name: <method>_<fwd|bwd>[_<index type>].
 OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx);
 

@@ -33,13 +33,21 @@ def parse_args():
     ap.add_argument("builddir", nargs="?", help="Meson build directory (has bench/simdpool_bench)")
     ap.add_argument("--bench", help="path of simdpool_bench (default BUILDDIR/bench/simdpool_bench)")
     ap.add_argument("--out", help="output directory (default BUILDDIR/bench-results)")
-    ap.add_argument("--min-time", default="0.1",
-                    help="--benchmark_min_time per benchmark, seconds (default 0.1)")
+    ap.add_argument("--min-time", default="0.03",
+                    help="--benchmark_min_time per benchmark and repetition, seconds "
+                         "(default 0.03)")
     ap.add_argument("--filter", help="--benchmark_filter regex (default: everything)")
     ap.add_argument("--smoke", action="store_true",
                     help="one iteration of a few cases (checks the pipeline, not speed)")
     ap.add_argument("--no-chart", action="store_true", help="do not draw the PNG")
     ap.add_argument("--json", help="summarise this Google Benchmark JSON instead of running")
+    ap.add_argument("--repetitions", type=int, default=3,
+                    help="rounds of every group of benchmarks (default 3; --smoke: 2)")
+    ap.add_argument("--update-readme", metavar="README",
+                    help="rewrite the README's generated Open list from this run")
+    ap.add_argument("--check-readme", metavar="README",
+                    help="exit 1 unless the README's Open list names exactly the cases "
+                         "below %d%% of copy in this run" % 80)
     return ap.parse_args()
 
 
@@ -50,9 +58,10 @@ def run_bench(exe, out_dir, args):
     log_path = os.path.join(out_dir, "bench.log")
     extra = []
     if args.smoke:
-        extra.append("--smoke")
+        extra += ["--smoke", "--repetitions=2"]
     else:
-        extra.append("--benchmark_min_time=%s" % args.min_time)
+        extra += ["--benchmark_min_time=%s" % args.min_time,
+                  "--repetitions=%d" % args.repetitions]
     if args.filter:
         extra.append("--benchmark_filter=%s" % args.filter)
     # Under a cross build's `meson test`, the exe wrapper (qemu) runs it.
@@ -98,35 +107,70 @@ def to_seconds(t, unit):
     return t * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
 def load(json_path):
+    """Every benchmark's repetitions (rounds of --repetitions, and Google Benchmark's own
+    --benchmark_repetitions) collected under its name, in run order."""
     with open(json_path) as f:
         data = json.load(f)
     results = {}
     order = []
     for b in data.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration":
-            continue
+            continue  # Google Benchmark's aggregates: the summary makes its own
         parts = b["name"].split("/")[:4]
         if len(parts) < 4:
             continue
         key = tuple(parts)
-        r = {
-            "name": "/".join(parts),
-            "error": b.get("error_message") if b.get("error_occurred") else None,
-            "label": b.get("label", ""),
-            "bytes": b.get("bytes"),
-            "pct_copy": b.get("pct_copy"),  # the bench's own (measured on the spot if needed)
-        }
-        if not r["error"]:
-            # The fastest pass (the bench's best_us counter) on both sides of every ratio;
-            # Google Benchmark's mean stays in the JSON as real_time.
-            r["mean_sec"] = to_seconds(b["real_time"], b["time_unit"])
-            r["sec"] = b["best_us"] * 1e-6 if b.get("best_us") else r["mean_sec"]
-            r["gbps"] = (r["bytes"] / r["sec"] / 1e9) if r["bytes"] and r["sec"] > 0 else None
         if key not in results:
             order.append(key)
-        results[key] = r  # repetitions: the last one wins
+            results[key] = {"name": "/".join(parts), "error": None, "label": "",
+                            "bytes": None, "pct_copy": None, "samples": [], "means": []}
+        r = results[key]
+        if b.get("error_occurred"):
+            r["error"] = r["error"] or b.get("error_message") or "error"
+            continue
+        r["label"] = b.get("label", "")
+        r["bytes"] = b.get("bytes")
+        r["pct_copy"] = b.get("pct_copy")  # the bench's own (measured on the spot if needed)
+        # Each repetition's fastest pass (the bench's best_us counter): on a shared
+        # machine other work only slows a pass down. Google Benchmark's mean stays in the
+        # JSON as real_time.
+        mean = to_seconds(b["real_time"], b["time_unit"])
+        r["means"].append(mean)
+        r["samples"].append(b["best_us"] * 1e-6 if b.get("best_us") else mean)
+    for r in results.values():
+        v = r["samples"]
+        if r["error"] or not v:
+            r["error"] = r["error"] or "no result"
+            continue
+        r["sec"] = median(v)  # what every table and ratio uses
+        r["min"], r["max"] = min(v), max(v)
+        # (slowest - fastest) / median over the repetitions; None with one repetition
+        r["spread"] = (r["max"] - r["min"]) / r["sec"] if len(v) > 1 and r["sec"] > 0 else None
+        r["gbps"] = (r["bytes"] / r["sec"] / 1e9) if r["bytes"] and r["sec"] > 0 else None
     return data.get("context", {}), results, order
+
+
+def fmt_spread(r):
+    return "%.1f%%" % (100 * r["spread"]) if r and r.get("spread") is not None else "-"
+
+
+def overlaps(a, b):
+    """Do the repetitions of a and b overlap (neither is faster at every repetition)?"""
+    return (len(a["samples"]) > 1 and len(b["samples"]) > 1 and a["min"] <= b["max"] and
+            b["min"] <= a["max"])
+
+
+def cache_of(ref):
+    """Where a reference's bytes live: its label ends with the bench's verdict."""
+    label = (ref or {}).get("label", "")
+    return label.rpartition("; ")[2] if "; " in label else "?"
 
 
 def fmt_time(s):
@@ -213,10 +257,9 @@ class Summary:
         return r if r and not r["error"] else None
 
     def ref(self, kind, temp, case, op):
-        """The reference of (case, op): the faster of its runs before and after the group."""
-        runs = [self.get(kind, temp, "%s.%s" % (case, op), w) for w in ("ref", "ref_after")]
-        runs = [r for r in runs if r]
-        return min(runs, key=lambda r: r["sec"]) if runs else None
+        """The reference of (case, op): its runs at the head of every round of the case and
+        op's groups (both layouts)."""
+        return self.get(kind, temp, "%s.%s" % (case, op), "ref")
 
     def row(self, g):
         op, case, layout = g
@@ -225,6 +268,8 @@ class Summary:
         variants = [(w, r) for w, r in variants if r]
         best_isa, best = (min(variants, key=lambda v: v[1]["sec"]) if variants
                           else (None, None))
+        # A tie: another ISA whose repetitions overlap the best one's.
+        ties = [w for w, r in variants if best and w != best_isa and overlaps(r, best)]
         copy = self.ref("copy", "hot", case, op)
         r4w1 = self.ref("r4w1", "hot", case, op)
         out = {
@@ -232,6 +277,8 @@ class Summary:
             "bytes": (best or scalar or {}).get("bytes"),
             "scalar": scalar["sec"] if scalar else None,
             "best_isa": best_isa, "best": best["sec"] if best else None,
+            "ties": ties, "spread": best.get("spread") if best else None,
+            "cache": cache_of(copy),
             "gbps": best["gbps"] if best else None,
             "pct_copy": 100 * best["gbps"] / copy["gbps"] if best and copy else None,
             "pct_r4w1": 100 * best["gbps"] / r4w1["gbps"] if best and r4w1 else None,
@@ -239,28 +286,35 @@ class Summary:
             "peers": {},
         }
         for p in self.peers:
-            pr = self.get(op, layout, case, p)
-            if pr and best:
-                out["peers"][p] = pr["sec"] / best["sec"]
+            pr = self.res.get((op, layout, case, p))
+            if pr is None:
+                out["peers"][p] = "n/a"  # the peer has no such op (notes say why)
+            elif pr["error"]:
+                out["peers"][p] = "err"
+            elif best:
+                out["peers"][p] = "%.2fx" % (pr["sec"] / best["sec"])
         return out
 
     def main_table(self):
-        headers = ["case", "op", "layout", "moves", "scalar", "best", "time", "speedup",
-                   "GB/s", "% copy", "% r4w1"] + ["vs " + p for p in self.peers]
+        headers = ["case", "op", "layout", "moves", "cache", "scalar", "best", "time",
+                   "spread", "speedup", "GB/s", "% copy", "% r4w1"] + \
+                  ["vs " + p for p in self.peers]
         rows = []
         for g in self.groups:
             r = self.row(g)
             rows.append([
                 r["case"], r["op"], r["layout"],
-                fmt_bytes(r["bytes"]) if r["bytes"] else "-",
-                fmt_time(r["scalar"]), r["best_isa"] or "-", fmt_time(r["best"]),
+                fmt_bytes(r["bytes"]) if r["bytes"] else "-", r["cache"],
+                fmt_time(r["scalar"]), "=".join([r["best_isa"]] + r["ties"])
+                if r["best_isa"] else "-", fmt_time(r["best"]),
+                "%.1f%%" % (100 * r["spread"]) if r["spread"] is not None else "-",
                 "%.2fx" % (r["scalar"] / r["best"]) if r["scalar"] and r["best"] else "-",
                 "%.2f" % r["gbps"] if r["gbps"] else "-",
                 "%.0f%%" % r["pct_copy"] if r["pct_copy"] is not None else "-",
                 "%.0f%%" % r["pct_r4w1"] if r["pct_r4w1"] is not None else "-",
-            ] + ["%.2fx" % r["peers"][p] if p in r["peers"] else "-" for p in self.peers])
-        return table(headers, rows, ["<", "<", "<", ">", ">", "<", ">", ">", ">", ">", ">"]
-                     + [">"] * len(self.peers))
+            ] + [r["peers"].get(p, "-") for p in self.peers])
+        return table(headers, rows, ["<", "<", "<", ">", "<", ">", "<", ">", ">", ">", ">",
+                                     ">", ">"] + [">"] * len(self.peers))
 
     def net_table(self):
         """The networks group: one training step of each network's pooling layers."""
@@ -291,9 +345,10 @@ class Summary:
                      [">"] * (len(headers) - 6))
 
     def thread_table(self):
-        """Two threads (simdpool_threadpool, parallel entry points) vs one, same ISA."""
-        headers = ["case", "op", "layout", "isa", "1 thread", "2 threads", "scaling",
-                   "GB/s (2 thr)"]
+        """Two threads (simdpool_threadpool, parallel entry points) vs one, same ISA, per
+        round: the two ran at the same moments, so their ratio is taken per round."""
+        headers = ["case", "op", "layout", "isa", "1 thread", "spread", "2 threads", "spread",
+                   "scaling", "range", ""]
         rows = []
         for op, case, layout in self.groups:
             for w in ISAS:
@@ -301,11 +356,21 @@ class Summary:
                 if not t2:
                     continue
                 t1 = self.get(op, layout, case, w)
+                ratios = [a / b for a, b in zip(t1["samples"], t2["samples"])] if t1 else []
+                scaling = median(ratios) if ratios else None
+                verdict = ""
+                if len(ratios) > 1:
+                    lo, hi = min(ratios), max(ratios)
+                    # The difference from 1x is not resolved when the rounds disagree by
+                    # more than it, or when the 1- and 2-thread times overlap.
+                    if hi - lo >= abs(scaling - 1) or overlaps(t1, t2):
+                        verdict = "within noise"
                 rows.append([case, op, layout, w, fmt_time(t1["sec"]) if t1 else "-",
-                             fmt_time(t2["sec"]),
-                             "%.2fx" % (t1["sec"] / t2["sec"]) if t1 else "-",
-                             "%.2f" % t2["gbps"] if t2["gbps"] else "-"])
-        return table(headers, rows, ["<"] * 4 + [">"] * 4)
+                             fmt_spread(t1), fmt_time(t2["sec"]), fmt_spread(t2),
+                             "%.2fx" % scaling if scaling else "-",
+                             "%.2f-%.2fx" % (min(ratios), max(ratios)) if len(ratios) > 1
+                             else "-", verdict])
+        return table(headers, rows, ["<"] * 4 + [">"] * 6 + ["<"])
 
     def variant_table(self):
         """GB/s of every simdpool ISA and peer per case and layout."""
@@ -420,43 +485,113 @@ class Summary:
 
 # ----------------------------------------------------------------------------- chart
 
+COPY_SERIES = "copy, "  # + where the bytes live: "copy, in cache", "copy, out of cache"
+
+
+def chart_series(s):
+    """The chart's bars: every simdpool ISA and peer, then the copy reference split by
+    where its bytes live (so the chart says which copies ran in cache)."""
+    classes = []
+    for op, case, _ in s.groups:
+        c = cache_of(s.ref("copy", "hot", case, op))
+        if c not in classes:
+            classes.append(c)
+    return s.isas + s.peers + [COPY_SERIES + c for c in classes]
+
+
+def chart_value(s, name, op, layout, case):
+    """GB/s of one bar, None when there is none; for a peer, "n/a" (no such op) or "err"."""
+    if name.startswith(COPY_SERIES):
+        r = s.ref("copy", "hot", case, op)
+        return r["gbps"] if r and cache_of(r) == name[len(COPY_SERIES):] else None
+    if name in s.peers:
+        r = s.res.get((op, layout, case, name))
+        if r is None:
+            return "n/a"
+        if r["error"]:
+            return "err"
+    r = s.get(op, layout, case, name)
+    return r["gbps"] if r and r.get("gbps") else None
+
+
+CHART_GAP = 1  # gnuplot's clustered histogram gap, in bar widths
+COPY_LOOK = {"in cache": ("#aaaaaa", 4), "partly in cache": ("#777777", 5),
+             "out of cache": ("#333333", 2)}  # gnuplot colour and fill pattern
+
+
 def chart_data(s, out_dir):
-    """One tab-separated file per layout: a row per case/op, a column per variant + copy."""
-    series = s.isas + s.peers + ["copy"]
+    """Per layout a tab-separated file (a row per case/op, a column per series) and one of
+    the n/a marks: x (gnuplot's cluster i, bar j at i + (j - (N-1)/2) / (N + gap)), y, text."""
+    series = chart_series(s)
+    n = len(series)
     files = []
     for layout in ("nchw", "nhwc"):
         groups = [g for g in s.groups if g[2] == layout]
         if not groups:
             continue
         path = os.path.join(out_dir, "gbps_%s.tsv" % layout)
-        with open(path, "w") as f:
+        marks = os.path.join(out_dir, "na_%s.tsv" % layout)
+        with open(path, "w") as f, open(marks, "w") as m:
             f.write("group\t" + "\t".join(series) + "\n")
-            for op, case, _ in groups:
+            for i, (op, case, _) in enumerate(groups):
                 cells = []
-                for w in s.isas + s.peers:
-                    r = s.get(op, layout, case, w)
-                    cells.append("%.4f" % r["gbps"] if r and r["gbps"] else "-")
-                r = s.ref("copy", "hot", case, op)
-                cells.append("%.4f" % r["gbps"] if r else "-")
+                for j, name in enumerate(series):
+                    v = chart_value(s, name, op, layout, case)
+                    if isinstance(v, str):
+                        m.write("%.4f\t0.08\t%s\n" % (i + (j - (n - 1) / 2) / (n + CHART_GAP),
+                                                        v))
+                        v = None
+                    cells.append("%.4f" % v if v else "-")
                 f.write("%s %s\t" % (case, op) + "\t".join(cells) + "\n")
-        files.append((layout, path, len(groups)))
+        files.append((layout, path, marks, len(groups)))
     return series, files
 
 
-def draw_gnuplot(files, png, series, title):
+def chart_titles(ctx):
+    """The chart's title lines and its legend of the cases."""
+    reps = ctx.get("repetitions", "1")
+    title = ["simdpool %s, commit %s: GB/s per case and variant next to a copy of the same "
+             "bytes (median of %s repetition%s, one run)" % (
+                 ctx.get("simdpool_version", "?"), ctx.get("commit", "unknown"), reps,
+                 "" if reps == "1" else "s"),
+             "%s, %s CPUs, LLC %s; %s; %s" % (
+                 ctx.get("cpu_model", "unknown"), ctx.get("num_cpus", "?"),
+                 fmt_bytes(int(ctx.get("llc_bytes", "0") or 0)),
+                 ctx.get("compiler", "unknown"), ctx.get("date", ""))]
+    if ctx.get("mode") == "smoke":
+        title[0] = "SMOKE RUN (not a measurement) " + title[0]
+    legend = []
+    for k in sorted(ctx):
+        if k.startswith("case."):
+            parts = ctx[k].split("; ")
+            # shape and window; where the forward's bytes live; ops
+            legend.append("%s: %s; %s; %s" % (
+                k[5:], parts[0], next((p for p in parts if p.startswith("x ")), ""),
+                next((p for p in parts if p.startswith("ops ")), "")))
+    legend.append("n/a: the peer has no such op; err: it failed (see summary.txt); "
+                  "copy bars: where the copy's bytes live against the LLC")
+    return title, legend
+
+
+def draw_gnuplot(files, png, series, title, legend):
     gp = shutil.which("gnuplot")
     if not gp:
         return "gnuplot not found"
-    most = max(n for _, _, n in files)
-    width = max(1200, 160 + most * (11 * len(series) + 16))
-    height = 520 * len(files)
+    most = max(f[3] for f in files)
+    width = max(1400, 160 + most * (11 * len(series) + 16))
+    panel = 520
+    top, bottom = 50, 16 * len(legend) + 20  # title lines; the legend of the cases
+    height = panel * len(files) + top + bottom
+    def q(t):  # a gnuplot double-quoted string: \n for newlines
+        return t.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
     lines = [
         "set terminal {term} size %d,%d font 'sans,10'" % (width, height),
         "set output '%s'" % png.replace("'", "''"),
         "set datafile separator '\\t'",
         "set datafile missing '-'",
         "set style data histograms",
-        "set style histogram clustered gap 1",
+        "set style histogram clustered gap %d" % CHART_GAP,
         "set style fill solid 0.85 border -1",
         "set boxwidth 0.9",
         "set logscale y 10",
@@ -466,16 +601,28 @@ def draw_gnuplot(files, png, series, title):
         "set key outside right top vertical noenhanced",
         "set xtics rotate by -40 left noenhanced font 'sans,9'",
         "set bmargin 9",
-        "set multiplot layout %d,1 title '%s' noenhanced" % (
-            len(files), title.replace("'", "''")),
+        "set multiplot",
+        'set label 1 "%s" at screen 0.01, screen %.5f left noenhanced font \'sans,12\'' % (
+            q("\n".join(title)), 1 - 8.0 / height),
+        'set label 2 "%s" at screen 0.01, screen %.5f left noenhanced font \'mono,9\'' % (
+            q("\n".join(legend)), (bottom - 12.0) / height),
     ]
-    for layout, dat, _ in files:
+    plot_h = panel / height
+    for i, (layout, dat, marks, _) in enumerate(files):
         d = dat.replace("'", "''")
         cols = ", ".join(
             "'%s' using %d:xtic(1) title columnheader(%d)%s" % (
-                d, i + 2, i + 2, " lc rgb '#555555' fs pattern 2" if name == "copy" else "")
-            for i, name in enumerate(series))
-        lines += ["set title '%s, log scale' noenhanced" % layout.upper(), "plot " + cols]
+                d, k + 2, k + 2, (" lc rgb '%s' fs pattern %d" % COPY_LOOK.get(
+                    name[len(COPY_SERIES):], ("#999999", 1))) if name.startswith(COPY_SERIES)
+                else "")
+            for k, name in enumerate(series))
+        if os.path.getsize(marks):
+            cols += ", '%s' using 1:2:3 with labels rotate by 90 left font 'sans,8' " \
+                    "notitle" % marks.replace("'", "''")
+        lines += ["set origin 0, %.5f" % ((bottom + (len(files) - 1 - i) * panel) / height),
+                  "set size 1, %.5f" % plot_h,
+                  "set title '%s, log scale' noenhanced" % layout.upper(), "plot " + cols,
+                  "unset label 1", "unset label 2"]
     lines.append("unset multiplot")
     script = "\n".join(lines)
     last = ""
@@ -488,7 +635,7 @@ def draw_gnuplot(files, png, series, title):
     return "gnuplot failed: " + last[-500:]
 
 
-def draw_matplotlib(s, png, series, title):
+def draw_matplotlib(s, png, series, title, legend):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -497,28 +644,177 @@ def draw_matplotlib(s, png, series, title):
         return "matplotlib not available (%s)" % e
     labels = ["%s/%s/%s" % (c, o, l) for o, c, l in s.groups]
     n = len(series)
-    fig, ax = plt.subplots(figsize=(max(12, len(labels) * 0.12 * (n + 1)), 7.2))
+    fig, ax = plt.subplots(figsize=(max(12, len(labels) * 0.12 * (n + 1)),
+                                    7.2 + 0.16 * len(legend)))
     w = 0.9 / n
     for i, name in enumerate(series):
         vals = []
-        for op, case, layout in s.groups:
-            r = s.ref("copy", "hot", case, op) if name == "copy" else s.get(op, layout, case, name)
-            vals.append(r["gbps"] if r and r.get("gbps") else 0)
+        for x, (op, case, layout) in enumerate(s.groups):
+            v = chart_value(s, name, op, layout, case)
+            if isinstance(v, str):
+                ax.text(x + i * w, 0.08, v, rotation=90, fontsize=7, va="bottom")
+                v = None
+            vals.append(v or 0)
         ax.bar([x + i * w for x in range(len(labels))], vals, w, label=name,
-               hatch="//" if name == "copy" else None)
+               hatch="//" if name.startswith(COPY_SERIES) else None)
     ax.set_yscale("log")
     ax.set_ylabel("GB/s (bytes a pass must move / time), log scale")
-    ax.set_title(title)
+    ax.set_title("\n".join(title), fontsize=9)
     ax.set_xticks([x + 0.45 - w / 2 for x in range(len(labels))])
     ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
+    fig.text(0.01, 0.005, "\n".join(legend), fontsize=7, family="monospace", va="bottom")
+    fig.tight_layout(rect=(0, 0.025 * len(legend) / 2, 1, 1))
     fig.savefig(png, dpi=100)
     return None
 
 
 # ----------------------------------------------------------------------------- main
+
+def header_lines(ctx):
+    """What ran, where, built by what: the first lines of every output."""
+    caches = ", ".join("L%d %s" % (c["level"], fmt_bytes(c["size"]))
+                       for c in ctx.get("caches", []) if c.get("type") != "Instruction")
+    reps = ctx.get("repetitions", "1")
+    return [
+        "simdpool %s bench, commit %s%s; %s; %s repetition%s per group, min time %s" % (
+            ctx.get("simdpool_version", "?"), ctx.get("commit", "unknown"),
+            " (SMOKE: 1 iteration, not a measurement)" if ctx.get("mode") == "smoke" else "",
+            ctx.get("date", ""), reps, "" if reps == "1" else "s", ctx.get("min_time", "?")),
+        "CPU: %s, %s CPUs (host %s), %s; LLC %s: %s" % (
+            ctx.get("cpu_model", "unknown"), ctx.get("num_cpus", "?"),
+            ctx.get("host_name", "?"), caches,
+            fmt_bytes(int(ctx.get("llc_bytes", "0") or 0)), ctx.get("llc_source", "?")),
+        "built by: %s; buildtype %s" % (ctx.get("compiler", "unknown"),
+                                        ctx.get("build_type", "?")),
+        "ISAs built: %s; this CPU runs: %s; AUTO picks: %s; references use %s vectors" % (
+            ctx.get("simdpool_isas_built", "?"), ctx.get("cpu_runs", "?"),
+            ctx.get("auto_isa", "?"), ctx.get("roofline_isa", "?")),
+        "peers: %s" % ctx.get("peers", "?"),
+    ]
+
+
+def case_names(ctx, s):
+    """The cases of the run in run order (suite cases, then generated ones)."""
+    names = []
+    for _, case, _ in s.groups:
+        if case not in names:
+            names.append(case)
+    for k in s.order:
+        if k[0] == "kernel" and k[3] not in names:
+            names.append(k[3])
+    return [n for n in names if "case." + n in ctx]
+
+
+def case_legend(ctx, s):
+    lines = ["Cases (f32; input N x C x H x W; window method kh x kw/stride/padding; where "
+             "the forward pass's bytes live against the LLC; ops timed):"]
+    names = case_names(ctx, s)
+    width = max([len(n) for n in names] + [4])
+    lines += ["  %-*s  %s" % (width, n, ctx["case." + n]) for n in names]
+    nets = []
+    for n, _ in s.nets:
+        if n not in nets and "net." + n in ctx:
+            nets.append(n)
+    if nets:
+        lines.append("Networks (layers as C x H x W of the input, batch 1):")
+        width = max(len(n) for n in nets)
+        lines += ["  %-*s  %s" % (width, n, ctx["net." + n]) for n in nets]
+    return "\n".join(lines)
+
+
+def peer_na_lines(ctx, s):
+    lines = []
+    for p in s.peers:
+        for reason in filter(None, ctx.get("peer_na." + p, "").split(" | ")):
+            why, _, names = reason.rpartition(":")
+            lines.append("  %s: %s (%d)" % (p, why, len(names.split())))
+    return lines
+
+
+OPEN_PCT = 80  # the README's "Open" list: every case below this % of copy
+
+
+def open_rows(s):
+    """(case, op, layout, % copy) of every row whose best variant is below OPEN_PCT% of a
+    copy of the same bytes, in run order."""
+    out = []
+    for g in s.groups:
+        r = s.row(g)
+        if r["pct_copy"] is not None and r["pct_copy"] < OPEN_PCT:
+            out.append((r["case"], r["op"], r["layout"], r["pct_copy"]))
+    return out
+
+
+def open_block(ctx, s):
+    """The README's generated list: every case below OPEN_PCT% of copy, grouped by case."""
+    rows = open_rows(s)
+    head = ("Below %d%% of a copy of the same bytes in the bench (median of %s repetition%s; "
+            "commit %s, %s, %s; `python3 bench/summary.py --json bench.json --update-readme "
+            "README.md` writes this list):" % (
+                OPEN_PCT, ctx.get("repetitions", "1"),
+                "" if ctx.get("repetitions", "1") == "1" else "s", ctx.get("commit", "unknown"),
+                ctx.get("cpu_model", "unknown"), ctx.get("compiler", "unknown").split(" (")[0]))
+    if ctx.get("mode") == "smoke":
+        head = "(SMOKE RUN, not a measurement) " + head
+    lines = [head]
+    by_case = {}
+    for case, op, layout, pct in rows:
+        by_case.setdefault(case, []).append("%s %s %.0f%%" % (op, layout.upper(), pct))
+    for case, items in by_case.items():
+        legend = ctx.get("case." + case, "")
+        shape = legend.split("; ")[0].replace(" (NxCxHxW)", "") if legend else ""
+        lines.append("- `%s` (%s): %s" % (case, shape, ", ".join(items)))
+    if not rows:
+        lines.append("- none")
+    return "\n".join(lines)
+
+
+def open_text(ctx, s):
+    return "Open (for the README, see --update-readme):\n" + open_block(ctx, s)
+
+
+OPEN_BEGIN = "<!-- bench-open:begin -->"
+OPEN_END = "<!-- bench-open:end -->"
+
+
+def readme_open(readme):
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    a, b = text.find(OPEN_BEGIN), text.find(OPEN_END)
+    if a < 0 or b < a:
+        raise SystemExit("summary.py: %s has no %s ... %s block" % (readme, OPEN_BEGIN,
+                                                                     OPEN_END))
+    return text, a + len(OPEN_BEGIN), b
+
+
+def update_readme(readme, ctx, s):
+    text, a, b = readme_open(readme)
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write(text[:a] + "\n" + open_block(ctx, s) + "\n" + text[b:])
+    print("summary.py: %s: the Open list now holds %d case(s) below %d%% of copy" % (
+        readme, len(open_rows(s)), OPEN_PCT))
+
+
+def check_readme(readme, s):
+    """Does the README's Open list name every (case, op, layout) below OPEN_PCT% in this
+    run, and nothing else? Returns the differences."""
+    text, a, b = readme_open(readme)
+    listed = set()
+    for line in text[a:b].splitlines():
+        m = re.match(r"- `([^`]+)` \(.*?\): (.*)$", line)
+        if not m:
+            continue
+        for item in m.group(2).split(", "):
+            parts = item.split()
+            if len(parts) == 3:
+                listed.add((m.group(1), parts[0], parts[1].lower()))
+    below = set((c, o, l) for c, o, l, _ in open_rows(s))
+    return (["missing from the README: %s %s %s" % k for k in sorted(below - listed)] +
+            ["in the README but not below %d%% in this run: %s %s %s" % ((OPEN_PCT,) + k)
+             for k in sorted(listed - below)])
+
 
 def main():
     args = parse_args()
@@ -548,32 +844,29 @@ def main():
 
     ctx, results, order = load(json_path)
     s = Summary(ctx, results, order)
-    caches = ", ".join("L%d %s" % (c["level"], fmt_bytes(c["size"]))
-                       for c in ctx.get("caches", []) if c.get("type") != "Instruction")
-    head = [
-        "simdpool %s bench%s — %s, %s CPUs, %s; %s" % (
-            ctx.get("simdpool_version", "?"), " (SMOKE: 1 iteration, not a measurement)"
-            if ctx.get("mode") == "smoke" else "", ctx.get("host_name", "?"),
-            ctx.get("num_cpus", "?"), caches, ctx.get("date", "")),
-        "ISAs built: %s; this CPU runs: %s; AUTO picks: %s; references use %s vectors" % (
-            ctx.get("simdpool_isas_built", "?"), ctx.get("cpu_runs", "?"),
-            ctx.get("auto_isa", "?"), ctx.get("roofline_isa", "?")),
-        "peers: %s" % ctx.get("peers", "?"),
-    ]
+    head = header_lines(ctx)
     legend = [
         "moves    bytes one pass must move: input read + output written + indices",
-        "time     the fastest pass of a benchmark (scalar: of the scalar one); all ratios use "
-        "fastest passes on both sides (the JSON also has Google Benchmark's mean, real_time)",
-        "best     fastest simdpool ISA (plan forced to it through the public API); "
-        "speedup = scalar time / best time",
+        "cache    where the copy reference of those bytes lives: %s (LLC %s)" % (
+            ctx.get("cache_rule", "?"), fmt_bytes(int(ctx.get("llc_bytes", "0") or 0))),
+        "time     median over the repetitions of each one's fastest pass (scalar: of the "
+        "scalar one); every ratio uses these medians on both sides (the JSON also has Google "
+        "Benchmark's mean, real_time)",
+        "best     fastest simdpool ISA by median (plan forced to it through the public API); "
+        "a=b: a tie, b's repetitions overlap a's (b's fastest is no slower than a's slowest)",
+        "spread   (slowest - fastest) / median over the best ISA's repetitions ('-': one "
+        "repetition)",
+        "speedup  scalar time / best time",
         "% copy   best GB/s as a share of a streaming copy of the same byte count, same run, "
-        "buffers reused (in cache when they fit)",
+        "buffers reused (in cache when they fit: see cache)",
         "% r4w1   the same against a read-4-bytes-write-1 reduction",
     ]
     if s.peers:
         legend.append("vs P     peer P's time / simdpool's best time (> 1: simdpool faster), "
-                      "single-threaded, outputs verified equal first")
-    text = "\n".join(head) + "\n\n" + s.main_table() + "\n\n" + "\n".join(legend)
+                      "single-threaded, outputs verified equal first; n/a: P has no such op "
+                      "(see the notes)")
+    text = "\n".join(head) + "\n\n" + case_legend(ctx, s) + "\n\n" + s.main_table() + \
+        "\n\n" + "\n".join(legend)
     if s.nets:
         text += "\n\nNetworks: the pooling layers of each network as one training step " \
                 "(every forward in network order, then every backward in reverse; MAX " \
@@ -582,12 +875,16 @@ def main():
         text += "\nsimdpool = AUTO plans (isa: what they picked); vs P = P's time / " \
                 "simdpool's; % copy = simdpool's GB/s vs a copy of the same bytes; the " \
                 "last columns are the step with every plan forced to one ISA"
-    text += "\n\nGB/s per variant, fastest pass (hot copy and r4w1 of the same bytes for scale):\n"
+    text += "\n\nGB/s per variant, median of the repetitions (hot copy and r4w1 of the same " \
+            "bytes for scale):\n"
     text += s.variant_table()
     if s.threads:
         text += "\n\nTwo threads (simdpool_forward/backward_parallel on a 2-thread " \
-                "simdpool_threadpool) vs one, same ISA; scaling = 1-thread time / 2-thread " \
-                "time:\n" + s.thread_table()
+                "simdpool_threadpool) vs one, same ISA, measured in the same rounds; " \
+                "scaling = median over the rounds of 1-thread time / 2-thread time, range = " \
+                "its lowest and highest round; within noise: the range is wider than the " \
+                "difference from 1x, or the 1- and 2-thread times overlap:\n" + \
+                s.thread_table()
     kt = s.kernel_table()
     if kt:
         text += "\n\nRegistry kernels no case reaches, timed by direct call:\n" + kt
@@ -595,14 +892,19 @@ def main():
     text += "\n" + s.ref_table()
     arena = ctx.get("cold_arena_bytes", "")
     if arena.isdigit():
-        text += "\n(out of cache = a %s arena rotated per pass, 2x the %s last-level cache)" % (
-            fmt_bytes(int(arena)), fmt_bytes(int(ctx.get("llc_bytes", "0") or 0)))
+        text += "\n(cold = a %s arena rotated per pass, at least 2x the %s last-level " \
+                "cache plus two passes)" % (fmt_bytes(int(arena)),
+                                           fmt_bytes(int(ctx.get("llc_bytes", "0") or 0)))
     if s.peers:
         text += "\n\nPeers (inputs hold no NaN: oneDNN and XNNPACK do not propagate NaN "\
                 "through max like PyTorch/simdpool; PyTorch must equal every bit):\n" + \
                 s.peer_lines()
+    na = peer_na_lines(ctx, s)
+    if na:
+        text += "\n\nn/a: what each peer has no op for (not timed):\n" + "\n".join(na)
     if s.notes:
         text += "\n\nNotes:\n" + "\n".join("  " + n for n in s.notes)
+    text += "\n\n" + open_text(ctx, s)
     if s.failures:
         text += "\n\nFAILURES:\n" + "\n".join("  " + f for f in s.failures)
     print("\n" + text + "\n")
@@ -610,16 +912,29 @@ def main():
     txt_path = os.path.join(out_dir, "summary.txt")
     with open(txt_path, "w") as f:
         f.write(text + "\n")
+    open_path = os.path.join(out_dir, "open.md")
+    with open(open_path, "w") as f:
+        f.write(open_block(ctx, s) + "\n")
+    readme_diff = []
+    if args.update_readme:
+        update_readme(args.update_readme, ctx, s)
+    if args.check_readme:
+        readme_diff = check_readme(args.check_readme, s)
+        for d in readme_diff:
+            print("summary.py: %s: %s" % (args.check_readme, d))
+        if not readme_diff:
+            print("summary.py: %s: the Open list names every case below %d%% of copy" % (
+                args.check_readme, OPEN_PCT))
 
     png_path, chart_err = None, None
     if not args.no_chart:
         series, files = chart_data(s, out_dir)
         png_path = os.path.join(out_dir, "bench.png")
-        title = "simdpool: GB/s per case and variant, next to a copy of the same bytes " \
-                "(%s, one run)" % ctx.get("host_name", "?")
-        chart_err = draw_gnuplot(files, png_path, series, title) if files else "no results"
+        title, legend = chart_titles(ctx)
+        chart_err = draw_gnuplot(files, png_path, series, title, legend) if files \
+            else "no results"
         if chart_err:
-            err2 = draw_matplotlib(s, png_path, series, title)
+            err2 = draw_matplotlib(s, png_path, series, title, legend)
             chart_err = None if err2 is None else chart_err + "; " + err2
         if chart_err:
             png_path = None
@@ -627,6 +942,7 @@ def main():
     print("results:")
     print("  JSON    %s" % json_path)
     print("  table   %s" % txt_path)
+    print("  open    %s (the README's Open list from this run)" % open_path)
     if png_path:
         print("  chart   %s" % png_path)
     elif not args.no_chart:
@@ -635,6 +951,8 @@ def main():
         print("  bench time %.1f s" % elapsed)
     if rc != 0 or s.failures:
         print("summary.py: FAIL: the bench reported wrong results or errors (see above)")
+        return 1
+    if readme_diff:
         return 1
     if chart_err and not args.smoke:
         return 2
