@@ -324,6 +324,10 @@ static inline void zero_tensor(float *p, size_t count) {
   memset(p, 0, count * sizeof *p); /* all-zero bits: +0.0f */
 }
 
+static inline size_t round_up(size_t v, size_t m) {
+  return (v + m - 1) / m * m;
+}
+
 static inline size_t in_count(const sp_geom *g) {
   return g->n * g->c * g->h * g->w;
 }
@@ -894,14 +898,126 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   }
 }
 
-void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  const size_t C = g->c;
+/* AVG backward, NHWC. Writes only dx rows [row0, row1) (sp_geom; the
+ * parallel split's row bands), reading every output that covers them.
+ *
+ * Undilated windows: gathered, lanes over channels, a slab of up to
+ * NHWC_UNROLL channel blocks at a time. Each output row's shares dy /
+ * divisor are computed once into a ring of the output rows covering the
+ * current dx row; each dx pixel then sums, in output order, the shares of
+ * the outputs whose windows cover it and is stored once: no zeroing pass
+ * and no per-tap read-modify-write. The reference adds the same shares in
+ * the same order to a +0.0f, as the sum here starts. */
+#define AVG_NHWC_SCRATCH 8192 /* floats: 32 KiB of stack */
+
+static inline size_t avg_nhwc_slab(const sp_geom *g) {
+  const size_t rows = (g->kh - 1) / g->sh + 1;
+  if (g->dh != 1 || g->dw != 1 || rows > GATHER_MAX)
+    return 0;
+  size_t cb = round_up(g->c, SP_VL);
+  if (cb > NHWC_UNROLL * SP_VL)
+    cb = NHWC_UNROLL * SP_VL;
+  while (cb > SP_VL && rows * g->ow * cb > AVG_NHWC_SCRATCH)
+    cb -= SP_VL;
+  return rows * g->ow * cb <= AVG_NHWC_SCRATCH ? cb : 0;
+}
+
+/* The output rows whose windows reach dx rows [r0, r1): [*oy0, *oy1). */
+static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
+                                 size_t *oy0, size_t *oy1) {
+  *oy0 = r0 + g->pt >= g->kh ? (r0 + g->pt - g->kh) / g->sh + 1 : 0;
+  const size_t e = (r1 + g->pt + g->sh - 1) / g->sh;
+  *oy1 = e < g->oh ? e : g->oh;
+}
+
+SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
+                                    size_t cb) {
+  _Alignas(64) float ring[AVG_NHWC_SCRATCH];
+  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t rows = (g->kh - 1) / g->sh + 1, slot = g->ow * cb;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
   const divisor full = divisor_set1((float)(g->kh * g->kw));
-  zero_tensor(io->dx, in_count(g));
+  size_t oy0, oy1;
+  rows_covering(g, R0, R1, &oy0, &oy1);
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
-    float *dxn = io->dx + n * g->h * g->w * C;
-    for (size_t oy = 0; oy < g->oh; oy++) {
+    for (size_t oy = oy0; oy < oy1; oy++)
+      finite &= dy_row_finite(g, io, n, oy);
+    float *dxn = io->dx + n * H * W * C;
+    for (size_t c0 = 0; c0 < C; c0 += cb) {
+      const size_t cs = C - c0 < cb ? C - c0 : cb;
+      const size_t nb = (cs + SP_VL - 1) / SP_VL;
+      cover rv = {0, 0};
+      size_t filled = 0; /* output rows [.., filled) have their shares */
+      for (size_t iy = R0; iy < R1; iy++) {
+        cover_advance(&rv, iy, g->pt, g->sh, g->kh, 1, g->oh);
+        if (filled < rv.lo)
+          filled = rv.lo;
+        for (; filled < rv.hi; filled++) {
+          float *s = ring + (filled % rows) * slot;
+          const float *dy = io->dy + (n * g->oh + filled) * g->ow * C + c0;
+          for (size_t ox = 0; ox < g->ow; ox++, s += cb, dy += C) {
+            const window win = window_at(g, filled, ox);
+            const divisor div = window_divisor(g, &win, filled, ox, &full);
+            for (size_t b = 0; b < nb; b++) {
+              const size_t cn = cs - b * SP_VL < SP_VL ? cs - b * SP_VL : SP_VL;
+              vf_store(s + b * SP_VL,
+                       div_by(load_lanes(dy + b * SP_VL, cn), &div));
+            }
+          }
+        }
+        const float *sl[GATHER_MAX];
+        for (size_t oy = rv.lo; oy < rv.hi; oy++)
+          sl[oy - rv.lo] = ring + (oy % rows) * slot;
+        const size_t m = rv.hi - rv.lo;
+        cover cv = {0, 0};
+        float *d = dxn + iy * W * C + c0;
+        for (size_t ix = 0; ix < W; ix++, d += C) {
+          cover_advance(&cv, ix, g->pl, g->sw, g->kw, 1, g->ow);
+          if (nb == NHWC_UNROLL && cs == nb * SP_VL) {
+            vf acc[NHWC_UNROLL];
+            for (int u = 0; u < NHWC_UNROLL; u++)
+              acc[u] = vf_zero();
+            for (size_t t = 0; t < m; t++)
+              for (size_t ox = cv.lo; ox < cv.hi; ox++)
+                for (int u = 0; u < NHWC_UNROLL; u++)
+                  acc[u] = vf_add(acc[u],
+                                  vf_load(sl[t] + ox * cb + (size_t)u * SP_VL));
+            for (int u = 0; u < NHWC_UNROLL; u++)
+              vf_store(d + (size_t)u * SP_VL, acc[u]);
+          } else {
+            for (size_t b = 0; b < nb; b++) {
+              const size_t cn = cs - b * SP_VL < SP_VL ? cs - b * SP_VL : SP_VL;
+              vf acc = vf_zero();
+              for (size_t t = 0; t < m; t++)
+                for (size_t ox = cv.lo; ox < cv.hi; ox++)
+                  acc = vf_add(acc, vf_load(sl[t] + ox * cb + b * SP_VL));
+              store_lanes(d + b * SP_VL, acc, cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
+}
+
+/* Dilated windows: outputs in order, each adding its share to its taps
+ * inside the band, after the band is zeroed. */
+SP_HOT void avgpool_bwd_nhwc_scatter(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
+  size_t oy0 = 0, oy1 = g->oh;
+  if (g->dh == 1)
+    rows_covering(g, R0, R1, &oy0, &oy1);
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    float *dxn = io->dx + n * H * W * C;
+    zero_tensor(dxn + R0 * W * C, (R1 - R0) * W * C);
+    for (size_t oy = oy0; oy < oy1; oy++) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
@@ -911,6 +1027,9 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           const vf share = div_by(load_lanes(io->dy + o + c, cn), &div);
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            const size_t iy = (size_t)(win.iy + (ptrdiff_t)(ki * g->dh));
+            if (iy < R0 || iy >= R1)
+              continue;
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
               float *p = dxn + tap_flat(g, &win, ki, kj) * C + c;
               store_lanes(p, vf_add(load_lanes(p, cn), share), cn);
@@ -921,7 +1040,16 @@ void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
     }
   }
   if (!finite)
-    canonicalize(io->dx, in_count(g));
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
+}
+
+void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t cb = avg_nhwc_slab(g);
+  if (cb)
+    avgpool_bwd_nhwc_gather(g, io, cb);
+  else
+    avgpool_bwd_nhwc_scatter(g, io);
 }
 
 /* y of one LP channel block, before canonicalization. */
@@ -1406,10 +1534,6 @@ static inline size_t pad_rows(const sp_geom *g, size_t b) {
  * last lane's odd neighbour too). */
 static inline size_t pad_cols(const sp_geom *g, size_t t) {
   return t * g->sw + (g->kw - 1) * g->dw;
-}
-
-static inline size_t round_up(size_t v, size_t m) {
-  return (v + m - 1) / m * m;
 }
 
 /* 0 when not even PAD_ROWS rows of one vector fit the scratch. The widest
