@@ -2555,28 +2555,31 @@ static inline void tap_offsets_init(const sp_geom *g, tap_offsets *t) {
 static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
                                       int mode, sp_plane px, size_t orow,
                                       const block *b, const tap_offsets *taps) {
-  int32_t flat[SP_VL];
-  if (mode == BWD_MAX) {
+  const float *dy = io->dy + orow + b->ox0;
+  float *dxp = io->dx + px.base;
+  const size_t o = orow + b->ox0;
+  /* Indices straight from memory: a vector of positions stored to the stack
+   * and reloaded lane by lane stalls on the store forwarding. */
+  if (mode == BWD_MAX_IDX && g->index_type != SIMDPOOL_INDEX_U8) {
+    for (size_t i = 0; i < b->cnt; i++)
+      dxp[sp_load_flat_index(io->indices, g->index_type, o + i)] += dy[i];
+  } else if (mode == BWD_MAX_IDX) {
+    /* U8: lane i's tap offset from the top-left of its window (which may
+     * lie in the padding). */
+    const uint8_t *tap = (const uint8_t *)io->indices + o;
+    const ptrdiff_t corner =
+        ((ptrdiff_t)(b->oy * g->sh) - (ptrdiff_t)g->pt) * (ptrdiff_t)g->w +
+        (ptrdiff_t)(b->ox0 * g->sw) - (ptrdiff_t)g->pl;
+    for (size_t i = 0; i < b->cnt; i++)
+      dxp[corner + (ptrdiff_t)(i * g->sw) + taps->off[tap[i]]] += dy[i];
+  } else {
+    int32_t flat[SP_VL];
     vi t;
     max_block_nchw(g, io->x + px.base, b, 1, SIMDPOOL_INDEX_I32, &t);
     vi_store_i32(flat, t);
-  } else {
-    vi_store_i32(flat,
-                 load_index(io->indices, g->index_type, orow + b->ox0, b->cnt));
-    if (g->index_type == SIMDPOOL_INDEX_U8) {
-      /* Top-left of lane i's window (may lie in the padding). */
-      const ptrdiff_t corner =
-          ((ptrdiff_t)(b->oy * g->sh) - (ptrdiff_t)g->pt) * (ptrdiff_t)g->w +
-          (ptrdiff_t)(b->ox0 * g->sw) - (ptrdiff_t)g->pl;
-      for (size_t i = 0; i < b->cnt; i++)
-        flat[i] = (int32_t)(corner + (ptrdiff_t)(i * g->sw) +
-                            taps->off[(uint8_t)flat[i]]);
-    }
+    for (size_t i = 0; i < b->cnt; i++)
+      dxp[flat[i]] += dy[i];
   }
-  const float *dy = io->dy + orow + b->ox0;
-  float *dxp = io->dx + px.base;
-  for (size_t i = 0; i < b->cnt; i++)
-    dxp[flat[i]] += dy[i];
 }
 
 /* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows);
