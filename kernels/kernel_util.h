@@ -76,6 +76,26 @@ static inline sp_plane sp_plane_of(const sp_geom *g, size_t n, size_t c,
   return p;
 }
 
+/* The planes of x and dx (sp_plane_x) and of y and dy (sp_plane_y), with
+ * the plan's NHWC pixel strides; sp_plane_of is the dense plane (indices). */
+static inline sp_plane sp_plane_x(const sp_geom *g, size_t n, size_t c) {
+  sp_plane p = sp_plane_of(g, n, c, g->h, g->w);
+  if (g->layout == SIMDPOOL_NHWC) {
+    p.base = n * g->h * g->w * g->xs + c;
+    p.step = g->xs;
+  }
+  return p;
+}
+
+static inline sp_plane sp_plane_y(const sp_geom *g, size_t n, size_t c) {
+  sp_plane p = sp_plane_of(g, n, c, g->oh, g->ow);
+  if (g->layout == SIMDPOOL_NHWC) {
+    p.base = n * g->oh * g->ow * g->ys + c;
+    p.step = g->ys;
+  }
+  return p;
+}
+
 /* Input row (or column) of tap i of the window that starts at output o. */
 static inline ptrdiff_t sp_tap_pos(size_t o, size_t stride, size_t pad,
                                    size_t i, size_t dil) {
