@@ -181,10 +181,8 @@ static simdpool_status check_distinct(const clash *c, size_t n,
   return SIMDPOOL_OK;
 }
 
-static size_t in_elems(const sp_geom *g) {
-  return g->n * g->c * g->h * g->w; /* bounded at plan creation */
-}
-
+/* Dense element counts (indices); x, y, dy and dx span sp_x_elems() and
+ * sp_y_elems() elements (pixel strides). Bounded at plan creation. */
 static size_t out_elems(const sp_geom *g) {
   return g->n * g->c * g->oh * g->ow;
 }
@@ -208,8 +206,8 @@ static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
   if (!has_index && indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "%s: indices given but the plan has index_type=NONE", fn);
-  const span sx = span_of(x, in_elems(g) * sizeof(float));
-  const span sy = span_of(y, out_elems(g) * sizeof(float));
+  const span sx = span_of(x, sp_x_elems(g) * sizeof(float));
+  const span sy = span_of(y, sp_y_elems(g) * sizeof(float));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
   const clash c[] = {{sx, sy, "x and y overlap"},
                      {sx, si, "x and indices overlap"},
@@ -236,6 +234,12 @@ static simdpool_status check_backward(const simdpool_plan *plan,
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                    !dy ? "dy" : "dx");
   const sp_geom *g = &plan->geom;
+  if (g->clamp)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s: the plan has an output clamp (clamp_min=%g, "
+                   "clamp_max=%g), which applies to forward only: make a "
+                   "plan without one for backward",
+                   fn, (double)g->clamp_lo, (double)g->clamp_hi);
   *op = SP_OP_BWD;
   if (indices) {
     if (g->index_type == SIMDPOOL_INDEX_NONE)
@@ -255,9 +259,9 @@ static simdpool_status check_backward(const simdpool_plan *plan,
   /* Only the tensors the kernel reads count: AVG ignores x, and MAX from
    * indices ignores x too. */
   const int reads_x = *op == SP_OP_BWD && g->method != SIMDPOOL_AVG;
-  const span sdx = span_of(dx, in_elems(g) * sizeof(float));
-  const span sdy = span_of(dy, out_elems(g) * sizeof(float));
-  const span sx = span_of(reads_x ? x : NULL, in_elems(g) * sizeof(float));
+  const span sdx = span_of(dx, sp_x_elems(g) * sizeof(float));
+  const span sdy = span_of(dy, sp_y_elems(g) * sizeof(float));
+  const span sx = span_of(reads_x ? x : NULL, sp_x_elems(g) * sizeof(float));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
   const clash c[] = {{sdx, sdy, "dx overlaps dy"},
                      {sdx, sx, "dx overlaps x"},
@@ -292,7 +296,10 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {x, y, indices, NULL, NULL};
-  sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);
+  if (plan->clamp) /* chunk by chunk, clamping y while it is in cache */
+    sp_run_parallel(plan, SP_OP_FWD, &io, NULL, NULL);
+  else
+    sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);
   return SIMDPOOL_OK;
 }
 

@@ -18,6 +18,19 @@
  * chunking are integer code. */
 #include "internal.h"
 
+/* Forward's output clamp over the y the kernel just wrote: comparisons,
+ * which may raise the invalid flag on a NaN, so inside the switch. */
+static void clamp_y(sp_clamp_fn clamp, const sp_geom *g, const sp_io *io) {
+  if (g->layout == SIMDPOOL_NHWC)
+    clamp(io->y, g->n * g->oh * g->ow, g->c, g->ys, g->clamp_lo, g->clamp_hi);
+  else
+    clamp(io->y, 1, g->n * g->c * g->oh * g->ow, 0, g->clamp_lo, g->clamp_hi);
+}
+
+void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+  sp_call_kernel_clamped(fn, NULL, g, io);
+}
+
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #define SP_FPENV_X86 1
 #elif defined(__aarch64__)
@@ -42,7 +55,8 @@ static inline void write_mxcsr(unsigned v) {
   __asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory");
 }
 
-void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
+                            const sp_geom *g, const sp_io *io) {
   const unsigned saved = read_mxcsr();
   /* The caller's sticky flags may stay set while the kernel runs (they
    * change no result); only the control bits must be the default, and
@@ -53,6 +67,8 @@ void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
   if ((saved & ~MXCSR_STATUS) != MXCSR_DEFAULT)
     write_mxcsr(MXCSR_DEFAULT | (saved & MXCSR_STATUS));
   fn(g, io);
+  if (clamp)
+    clamp_y(clamp, g, io);
   write_mxcsr(saved);
 }
 #elif SP_FPENV_ARM64
@@ -76,21 +92,27 @@ static inline void write_fpsr(unsigned long v) {
   __asm__ volatile("msr fpsr, %0" : : "r"(v) : "memory");
 }
 
-void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
+                            const sp_geom *g, const sp_io *io) {
   const unsigned long fpcr = read_fpcr(), fpsr = read_fpsr();
   if (fpcr != 0) /* FPCR writes may stall the pipeline: only when needed */
     write_fpcr(0);
   fn(g, io);
+  if (clamp)
+    clamp_y(clamp, g, io);
   if (fpcr != 0)
     write_fpcr(fpcr);
   write_fpsr(fpsr); /* as on x86: a write, not a read that waits */
 }
 #else
-void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
+void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
+                            const sp_geom *g, const sp_io *io) {
   fenv_t saved;
   fegetenv(&saved);
   fesetenv(FE_DFL_ENV);
   fn(g, io);
+  if (clamp)
+    clamp_y(clamp, g, io);
   fesetenv(&saved);
 }
 #endif

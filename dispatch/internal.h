@@ -29,6 +29,7 @@ struct simdpool_plan {
   sp_geom geom;
   simdpool_isa isa;
   const sp_kernel_entry *kernel[SP_OP_COUNT]; /* NULL where the op is absent */
+  sp_clamp_fn clamp; /* forward's output clamp at the ISA's width, or NULL */
 };
 
 /* Validates d and fills g (shape math included). No kernel choice. */
@@ -47,6 +48,12 @@ const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
  * kernel call of the entry points, serial or in a parallel task, goes
  * through it. */
 void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io);
+
+/* sp_call_kernel(), then, when clamp is not NULL, forward's output clamp
+ * over the y the kernel wrote (g's pixels, pixel stride and bounds), in the
+ * same environment. */
+void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
+                            const sp_geom *g, const sp_io *io);
 
 /* Which ops a plan of geometry g needs. */
 int sp_op_needed(const sp_geom *g, sp_op op);

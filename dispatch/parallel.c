@@ -21,10 +21,10 @@ typedef struct par_job {
   sp_op op;
   sp_io io;
   size_t planes;     /* independent planes: n*c (NCHW) or n (NHWC) */
-  size_t in_plane;   /* elements of one input plane (h*w, or h*w*c) */
-  size_t out_plane;  /* elements of one output plane */
-  size_t row;        /* elements of one input row (w, or w*c) */
-  size_t orow;       /* elements of one output row */
+  size_t in_plane;   /* elements of one dense input plane (h*w, or h*w*c) */
+  size_t out_plane;  /* elements of one dense output plane */
+  size_t row;        /* elements of one dense input row (w, or w*c) */
+  size_t orow;       /* elements of one dense output row */
   size_t per_chunk;  /* planes per chunk when not splitting rows */
   size_t row_blocks; /* > 1: each plane is cut into this many row blocks */
   int bands;         /* row blocks are dx row bands of the whole plane */
@@ -35,7 +35,7 @@ typedef struct par_job {
 typedef struct chunk {
   sp_geom g;
   sp_io io;
-  size_t out_off; /* its first output element in the whole call */
+  size_t out_off; /* its first output element in the whole call (dense) */
   size_t first;   /* row blocks: its first input row in the plane */
 } chunk;
 
@@ -95,7 +95,7 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
         p0 + j->per_chunk < j->planes ? p0 + j->per_chunk : j->planes;
     if (c->g.layout == SIMDPOOL_NCHW) {
       c->g.n = 1;
-      c->g.c = p1 - p0;
+      c->g.c = c->g.xs = c->g.ys = p1 - p0;
     } else {
       c->g.n = p1 - p0;
     }
@@ -103,15 +103,21 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     out_off = p0 * j->out_plane;
   }
   c->out_off = out_off;
+  /* Offsets above count dense elements, at pixel boundaries; x, dx, y and
+   * dy step by the pixel strides (NHWC). */
+  const size_t x_off =
+      g->layout == SIMDPOOL_NHWC ? in_off / g->c * g->xs : in_off;
+  const size_t y_off =
+      g->layout == SIMDPOOL_NHWC ? out_off / g->c * g->ys : out_off;
   c->io = j->io;
   if (c->io.x)
-    c->io.x += in_off;
+    c->io.x += x_off;
   if (c->io.y)
-    c->io.y += out_off;
+    c->io.y += y_off;
   if (c->io.dy)
-    c->io.dy += out_off;
+    c->io.dy += y_off;
   if (c->io.dx)
-    c->io.dx += in_off;
+    c->io.dx += x_off;
   if (c->io.indices)
     c->io.indices =
         (char *)c->io.indices + out_off * sp_index_size(g->index_type);
@@ -121,7 +127,9 @@ static void run_chunk(void *ctx, size_t i) {
   const par_job *j = ctx;
   chunk c;
   chunk_of(j, i, &c);
-  sp_call_kernel(sp_pick_kernel(j->plan->isa, &c.g, j->op)->fn, &c.g, &c.io);
+  sp_call_kernel_clamped(sp_pick_kernel(j->plan->isa, &c.g, j->op)->fn,
+                         j->op == SP_OP_FWD ? j->plan->clamp : NULL, &c.g,
+                         &c.io);
   /* Flat indices count from the top of the whole plane: the kernel counted
    * from row `first`. (Backward row blocks never take flat indices.) */
   if (j->op != SP_OP_FWD || c.first == 0)

@@ -35,11 +35,12 @@
  * layout. */
 static const size_t desc_layout_sizes[] = {
     SP_DESC_SIZE_THROUGH(isa), /* 0.1 plus struct_size: the first with it */
+    SP_DESC_SIZE_THROUGH(clamp_max), /* 0.2: pixel strides, output clamp */
 };
 #define SP_DESC_LAYOUTS (sizeof desc_layout_sizes / sizeof desc_layout_sizes[0])
 _Static_assert(_Alignof(simdpool_desc) == _Alignof(size_t),
                "SP_DESC_SIZE_THROUGH assumes size_t's alignment");
-_Static_assert(SP_DESC_SIZE_THROUGH(isa) == sizeof(simdpool_desc),
+_Static_assert(SP_DESC_SIZE_THROUGH(clamp_max) == sizeof(simdpool_desc),
                "simdpool_desc grew: add its layout to desc_layout_sizes");
 
 void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
@@ -69,6 +70,11 @@ void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
   full.p = 2.0f;
   full.index_type = SIMDPOOL_INDEX_NONE;
   full.isa = SIMDPOOL_ISA_AUTO;
+  full.x_pixel_stride = 0;
+  full.y_pixel_stride = 0;
+  full.clamp = 0;
+  full.clamp_min = -INFINITY;
+  full.clamp_max = INFINITY;
   /* The caller's descriptor has struct_size bytes: a shorter (older) one
    * gets the fields it has, a longer (newer) one the fields this library
    * knows, which plan creation then rejects by its size. */
@@ -359,6 +365,42 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "p=%g: LP pooling needs a finite p > 0", (double)d->p);
 
+  /* Pixel strides (NHWC): 0 is dense; otherwise at least c. */
+  const struct {
+    const char *name;
+    size_t value;
+  } pix[] = {{"x_pixel_stride", d->x_pixel_stride},
+             {"y_pixel_stride", d->y_pixel_stride}};
+  for (size_t i = 0; i < 2; i++) {
+    if (pix[i].value == 0)
+      continue;
+    if (d->layout != SIMDPOOL_NHWC)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu with layout=NCHW: pixel strides apply only to "
+                     "NHWC (0 means dense)",
+                     pix[i].name, pix[i].value);
+    if (pix[i].value < d->c)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu is smaller than c=%zu: a pixel stride must be 0 "
+                     "(dense) or >= c",
+                     pix[i].name, pix[i].value, d->c);
+  }
+  if (d->clamp != 0 && d->clamp != 1)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "clamp=%d: must be 0 (none) or 1 (clamp y to [clamp_min, "
+                   "clamp_max])",
+                   d->clamp);
+  if (d->clamp && (isnan(d->clamp_min) || isnan(d->clamp_max)))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s=%g with clamp=1: a clamp bound must not be NaN",
+                   isnan(d->clamp_min) ? "clamp_min" : "clamp_max",
+                   (double)(isnan(d->clamp_min) ? d->clamp_min : d->clamp_max));
+  if (d->clamp && d->clamp_min > d->clamp_max)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "clamp_min=%g is greater than clamp_max=%g: the clamp "
+                   "range is empty",
+                   (double)d->clamp_min, (double)d->clamp_max);
+
   memset(g, 0, sizeof *g);
   g->method = d->method;
   g->layout = d->layout;
@@ -375,6 +417,11 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   g->dw = d->dilation_w;
   g->count_include_pad = d->method == SIMDPOOL_AVG ? d->count_include_pad : 0;
   g->p = d->method == SIMDPOOL_LP ? d->p : 0.0f;
+  g->xs = d->x_pixel_stride ? d->x_pixel_stride : d->c;
+  g->ys = d->y_pixel_stride ? d->y_pixel_stride : d->c;
+  g->clamp = d->clamp;
+  g->clamp_lo = d->clamp ? d->clamp_min : -INFINITY;
+  g->clamp_hi = d->clamp ? d->clamp_max : INFINITY;
 
   simdpool_status st =
       resolve_axis(d, &axis_h, d->h, d->kernel_h, d->stride_h, d->dilation_h,
@@ -387,20 +434,35 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
     return st;
 
   /* Byte counts of every tensor must fit (kernels index with size_t and
-   * ptrdiff_t): x and dx, y and dy, and the indices of the plan's type. */
+   * ptrdiff_t): x and dx, y and dy, and the indices of the plan's type.
+   * With pixel strides a tensor of P pixels spans (P - 1) * stride + c
+   * elements (the last pixel needs only its channels), and the dense
+   * counts of the tensors are bounded too (indices, the kernels' sums). */
   int ok = 1;
   const size_t nc = mul_checked(d->n, d->c, &ok);
   const size_t in_plane = mul_checked(d->h, d->w, &ok);
   const size_t out_plane = mul_checked(g->oh, g->ow, &ok);
   const size_t out_count = mul_checked(nc, out_plane, &ok);
+  const size_t in_pixels = mul_checked(d->n, in_plane, &ok);
+  const size_t out_pixels = mul_checked(d->n, out_plane, &ok);
   mul_checked(mul_checked(nc, in_plane, &ok), sizeof(float), &ok);
   mul_checked(out_count, sizeof(float), &ok);
   mul_checked(out_count, sp_index_size(d->index_type), &ok);
+  mul_checked(g->xs, sizeof(float), &ok); /* a pixel step fits ptrdiff_t */
+  mul_checked(g->ys, sizeof(float), &ok);
+  if (ok && d->layout == SIMDPOOL_NHWC) {
+    mul_checked(add_checked(mul_checked(in_pixels - 1, g->xs, &ok), d->c, &ok),
+                sizeof(float), &ok);
+    mul_checked(add_checked(mul_checked(out_pixels - 1, g->ys, &ok), d->c, &ok),
+                sizeof(float), &ok);
+  }
   if (!ok)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "n=%zu c=%zu h=%zu w=%zu (output %zux%zu): a tensor's byte "
-                   "count would overflow (limit %zu bytes)",
-                   d->n, d->c, d->h, d->w, g->oh, g->ow, SP_SIZE_LIMIT);
+                   "n=%zu c=%zu h=%zu w=%zu (output %zux%zu, pixel strides "
+                   "%zu, %zu): a tensor's byte count would overflow (limit "
+                   "%zu bytes)",
+                   d->n, d->c, d->h, d->w, g->oh, g->ow, g->xs, g->ys,
+                   SP_SIZE_LIMIT);
 
   if (d->index_type == SIMDPOOL_INDEX_I32 && in_plane > INT32_MAX)
     return sp_fail(SIMDPOOL_UNSUPPORTED,
@@ -515,6 +577,7 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                      simdpool_isa_name(isa), op_name((sp_op)op));
   }
   plan->isa = isa;
+  plan->clamp = g->clamp ? sp_clamp_for(isa) : NULL;
   return SIMDPOOL_OK;
 }
 
@@ -637,10 +700,10 @@ size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
   switch (which) {
   case SIMDPOOL_TENSOR_X:
   case SIMDPOOL_TENSOR_DX:
-    return planes * g->h * g->w * sizeof(float);
+    return sp_x_elems(g) * sizeof(float);
   case SIMDPOOL_TENSOR_Y:
   case SIMDPOOL_TENSOR_DY:
-    return planes * g->oh * g->ow * sizeof(float);
+    return sp_y_elems(g) * sizeof(float);
   case SIMDPOOL_TENSOR_INDICES:
     return planes * g->oh * g->ow * sp_index_size(g->index_type);
   }

@@ -62,3 +62,44 @@ const sp_divide_entry sp_divide_table[] = {
 
 const size_t sp_divide_table_size =
     sizeof sp_divide_table / sizeof sp_divide_table[0] - 1;
+
+/* The output clamp of each SIMD ISA built (tmpl/pool_simd.h). */
+#define SP_CLAMP_DECL(sfx)                                                     \
+  void sp_clamp_##sfx(float *y, size_t pixels, size_t c, size_t stride,        \
+                      float lo, float hi);
+#if SIMDPOOL_HAVE_SSE41
+SP_CLAMP_DECL(sse41)
+#endif
+#if SIMDPOOL_HAVE_AVX2
+SP_CLAMP_DECL(avx2)
+#endif
+#if SIMDPOOL_HAVE_AVX512
+SP_CLAMP_DECL(avx512)
+#endif
+#if SIMDPOOL_HAVE_NEON
+SP_CLAMP_DECL(neon)
+#endif
+#undef SP_CLAMP_DECL
+
+sp_clamp_fn sp_clamp_for(simdpool_isa isa) {
+  switch (isa) {
+#if SIMDPOOL_HAVE_SSE41
+  case SIMDPOOL_ISA_SSE41:
+    return sp_clamp_sse41;
+#endif
+#if SIMDPOOL_HAVE_AVX2
+  case SIMDPOOL_ISA_AVX2:
+    return sp_clamp_avx2;
+#endif
+#if SIMDPOOL_HAVE_AVX512
+  case SIMDPOOL_ISA_AVX512:
+    return sp_clamp_avx512;
+#endif
+#if SIMDPOOL_HAVE_NEON
+  case SIMDPOOL_ISA_NEON:
+    return sp_clamp_neon;
+#endif
+  default:
+    return sp_clamp_scalar;
+  }
+}

@@ -89,6 +89,22 @@ typedef struct simdpool_desc {
   float p;               /* LP only: finite, > 0 */
   simdpool_index_type index_type; /* MAX only: indices written by forward */
   simdpool_isa isa;               /* AUTO, or force one (tests, benches) */
+  /* Appended in 0.2 (a 0.1 descriptor gets the defaults). */
+  /* NHWC only: elements from one pixel's first channel to the next pixel's,
+   * of x and dx (x_pixel_stride) and of y and dy (y_pixel_stride); 0 (the
+   * default) means c, i.e. dense. Must be 0 or >= c; NCHW takes only 0. A
+   * plan with strides > c reads and writes a channel slice of a wider
+   * tensor: only the first c elements of each pixel are read or written,
+   * the elements between them are never touched. Indices stay dense
+   * (n, out_h, out_w, c) whatever the strides. */
+  size_t x_pixel_stride, y_pixel_stride;
+  /* Forward only, clamp = 1: every y is clamped to [clamp_min, clamp_max]
+   * once it is final (docs/semantics.md#output-clamp); neither bound may
+   * be NaN, and clamp_min <= clamp_max. clamp = 0 (the default, also of a
+   * zero-filled descriptor): no clamp, the bounds are ignored (defaults
+   * -inf, +inf). A plan with a clamp rejects backward calls. */
+  int clamp;
+  float clamp_min, clamp_max;
 } simdpool_desc;
 
 typedef struct simdpool_plan simdpool_plan;
@@ -96,7 +112,9 @@ typedef struct simdpool_plan simdpool_plan;
 /* Fills the descriptor at d, struct_size bytes long, with PyTorch's defaults
  * for the given method, layout, shape and window: stride = kernel, dilation
  * 1, explicit zero padding, floor mode, count_include_pad 1, p 2, no
- * indices, ISA AUTO; d->struct_size = struct_size. Writes at most
+ * indices, ISA AUTO, dense pixel strides (0), no clamp (clamp 0, bounds
+ * -inf and +inf);
+ * d->struct_size = struct_size. Writes at most
  * struct_size bytes (nothing when struct_size < sizeof(size_t)), so a
  * program built against an older, shorter simdpool_desc is safe with a newer
  * library. Never fails; a NULL d is ignored. Thread-safe. This is what the
@@ -133,8 +151,11 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  *     no input element; a pad >= the dilated kernel extent; pads with a padding
  *     mode other than EXPLICIT; ceil_mode with VALID or SAME_*; ceil_mode or
  *     count_include_pad other than 0/1; an index type with AVG or LP; LP with
- *     p not finite or <= 0; a byte count of any tensor above PTRDIFF_MAX; an
- *     unknown name in the SIMDPOOL_ISA environment variable.
+ *     p not finite or <= 0; a pixel stride with NCHW, or one in (0, c);
+ *     clamp other than 0/1; with clamp 1, a NaN bound or clamp_min >
+ *     clamp_max; a byte count of any
+ *     tensor above PTRDIFF_MAX; an unknown name in the SIMDPOOL_ISA
+ *     environment variable.
  *   SIMDPOOL_UNSUPPORTED  an index type too narrow for the shape (I32 needs
  *     h*w <= INT32_MAX, U8 needs kernel_h*kernel_w <= 256); a forced ISA
  *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
@@ -194,9 +215,11 @@ typedef enum {
 /* The size in bytes of tensor `which` of a call on the plan, i.e. what the
  * buffer passed for it must hold: x and dx n*c*h*w floats, y and dy
  * n*c*out_h*out_w floats, indices n*c*out_h*out_w elements of the plan's
- * index type (0 without one). Plan creation bounds each of these by
- * PTRDIFF_MAX, so the product never overflows. 0 for a NULL plan or a
- * `which` out of range. Thread-safe. */
+ * index type (0 without one). With an NHWC pixel stride s, x and dx span
+ * (n*h*w - 1)*s + c floats (y, dy: (n*out_h*out_w - 1)*s + c): the last
+ * pixel needs only its c channels, not a whole stride. Plan creation
+ * bounds each of these by PTRDIFF_MAX, so the product never overflows. 0
+ * for a NULL plan or a `which` out of range. Thread-safe. */
 SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
                                                simdpool_tensor which);
 
@@ -216,14 +239,18 @@ SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
  * nanoseconds). */
 
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
- * (n,c,out_h,out_w), dense, in the plan's layout. indices must be non-NULL
+ * (n,c,out_h,out_w), in the plan's layout: dense, but for NHWC pixel strides
+ * of x and y (indices are always dense). With a clamp, y is clamped once
+ * final. indices must be non-NULL
  * exactly when the plan has an index type (MAX only); it then receives int32_t,
  * int64_t or uint8_t values (docs/semantics.md#max-forward: ih*w+iw, or
  * kh_i*kernel_w+kw_i for U8). Returns:
  *   SIMDPOOL_OK
  *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, x or y; indices given to a plan
  *     without an index type, or missing from a plan with one; any two of x,
- *     y and indices sharing a byte (x == y included).
+ *     y and indices sharing a byte (x == y included; with pixel strides,
+ *     two tensors whose spans of simdpool_plan_tensor_bytes() bytes overlap
+ *     count as sharing one, even where their channels interleave).
  * On failure no output is written. Allocates nothing. Thread-safe: many
  * threads may run one plan at once on distinct outputs. Computes in the
  * default floating-point environment and restores the caller's (above). */
@@ -237,10 +264,14 @@ SIMDPOOL_API simdpool_status simdpool_forward(const simdpool_plan *plan,
  * (non-padding) tap of its own window. AVG needs neither indices nor x (both
  * are ignored). LP needs x. Returns:
  *   SIMDPOOL_OK
- *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, dy or dx; missing x where it is
- *     needed; indices on a plan without an index type; dx sharing a byte with
- *     dy, indices, or x where x is read (dy == dx included); an index that
- *     names no valid tap of its window.
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, dy or dx; a plan with an output
+ *     clamp (forward only: the clamp is not differentiated); missing x where
+ *     it is needed; indices on a plan without an index type; dx sharing a
+ *     byte with dy, indices, or x where x is read (dy == dx included;
+ *     spans as for simdpool_forward()); an index that names no valid tap
+ *     of its window.
+ * x and dx use the plan's x pixel stride, dy its y pixel stride (NHWC); dx
+ * is written only at the c channels of each pixel.
  * On failure dx is not written. Allocates nothing. Thread-safe like
  * simdpool_forward(). Computes in the default floating-point environment
  * and restores the caller's (above). */

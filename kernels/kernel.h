@@ -30,7 +30,33 @@ typedef struct sp_geom {
    * row1 == 0 means every row. Plan creation sets both to 0; only the
    * parallel split sets them, and only for such kernels. */
   size_t row0, row1;
+  /* Pixel strides in elements: from one pixel's channel 0 to the next
+   * pixel's, of x and dx (xs) and of y and dy (ys). NHWC kernels step by
+   * them and touch only the first c elements of each pixel; always >= c,
+   * and c when dense (and always for NCHW). Indices are dense: their pixel
+   * step is c. */
+  size_t xs, ys;
+  /* Forward's output clamp [clamp_lo, clamp_hi] (clamp set), applied by
+   * dispatch after the kernel (sp_clamp_fn); kernels ignore it. */
+  int clamp;
+  float clamp_lo, clamp_hi;
 } sp_geom;
+
+/* Elements a tensor spans: x and dx (sp_x_elems), y and dy (sp_y_elems).
+ * Dense: n*c*h*w (n*c*oh*ow); NHWC with a pixel stride s: (pixels - 1) * s
+ * + c, the last pixel needing only its c channels. Bounded by plan
+ * creation. */
+static inline size_t sp_x_elems(const sp_geom *g) {
+  if (g->layout == SIMDPOOL_NCHW || g->xs == g->c)
+    return g->n * g->c * g->h * g->w;
+  return (g->n * g->h * g->w - 1) * g->xs + g->c;
+}
+
+static inline size_t sp_y_elems(const sp_geom *g) {
+  if (g->layout == SIMDPOOL_NCHW || g->ys == g->c)
+    return g->n * g->c * g->oh * g->ow;
+  return (g->n * g->oh * g->ow - 1) * g->ys + g->c;
+}
 
 /* The tensors of one call. Forward reads x and writes y (and indices when the
  * plan has an index type). Backward reads dy (and indices or x) and writes dx;
@@ -99,7 +125,7 @@ typedef struct sp_kernel_entry {
   sp_op op;
   sp_shape shape;
   unsigned index_mask; /* SP_IDX_* : index types this kernel handles */
-  int row_range; /* honours sp_geom's row0/row1 where sp_bwd_rows_ok(g) */
+  int row_range;       /* honours sp_geom's row0/row1 where sp_bwd_rows_ok(g) */
   sp_kernel_fn fn;
 } sp_kernel_entry;
 
@@ -121,6 +147,17 @@ int sp_u8_indices_ok_sse41(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_avx2(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_avx512(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_neon(const sp_geom *g, const void *indices);
+
+/* Forward's output clamp over `pixels` pixels of c channels, `stride`
+ * elements apart, from y: y = y < lo ? lo : y > hi ? hi : y
+ * (docs/semantics.md#output-clamp); only the c channels of each pixel are
+ * read and written. One per ISA (sp_clamp_for). */
+typedef void (*sp_clamp_fn)(float *y, size_t pixels, size_t c, size_t stride,
+                            float lo, float hi);
+void sp_clamp_scalar(float *y, size_t pixels, size_t c, size_t stride, float lo,
+                     float hi);
+/* The clamp of isa's width (scalar's for an ISA not built). */
+sp_clamp_fn sp_clamp_for(simdpool_isa isa);
 
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u

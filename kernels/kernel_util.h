@@ -76,6 +76,27 @@ static inline sp_plane sp_plane_of(const sp_geom *g, size_t n, size_t c,
   return p;
 }
 
+/* The planes of x and dx (sp_plane_x) and of y and dy (sp_plane_y), with
+ * the plan's NHWC pixel strides (pixel elements apart); sp_plane_of is the
+ * dense plane (indices). */
+static inline sp_plane sp_plane_px(const sp_geom *g, size_t n, size_t c,
+                                   size_t h, size_t w, size_t pixel) {
+  sp_plane p = sp_plane_of(g, n, c, h, w);
+  if (g->layout == SIMDPOOL_NHWC) {
+    p.base = n * h * w * pixel + c;
+    p.step = pixel;
+  }
+  return p;
+}
+
+static inline sp_plane sp_plane_x(const sp_geom *g, size_t n, size_t c) {
+  return sp_plane_px(g, n, c, g->h, g->w, g->xs);
+}
+
+static inline sp_plane sp_plane_y(const sp_geom *g, size_t n, size_t c) {
+  return sp_plane_px(g, n, c, g->oh, g->ow, g->ys);
+}
+
 /* Input row (or column) of tap i of the window that starts at output o. */
 static inline ptrdiff_t sp_tap_pos(size_t o, size_t stride, size_t pad,
                                    size_t i, size_t dil) {

@@ -111,6 +111,55 @@ size_t model_y_count(const simdpool_desc *d, const model_shape *s) {
   return d->n * d->c * s->out_h * s->out_w;
 }
 
+/* docs/semantics.md#pixel-strides: "0 means c (dense)"; NCHW is dense. */
+static size_t x_stride(const simdpool_desc *d) {
+  return d->layout == SIMDPOOL_NHWC && d->x_pixel_stride ? d->x_pixel_stride
+                                                         : d->c;
+}
+
+static size_t y_stride(const simdpool_desc *d) {
+  return d->layout == SIMDPOOL_NHWC && d->y_pixel_stride ? d->y_pixel_stride
+                                                         : d->c;
+}
+
+/* "A tensor of P pixels spans (P - 1) * stride + c elements". */
+size_t model_x_span(const simdpool_desc *d) {
+  if (d->layout == SIMDPOOL_NCHW)
+    return model_x_count(d);
+  return (d->n * d->h * d->w - 1) * x_stride(d) + d->c;
+}
+
+size_t model_y_span(const simdpool_desc *d, const model_shape *s) {
+  if (d->layout == SIMDPOOL_NCHW)
+    return model_y_count(d, s);
+  return (d->n * s->out_h * s->out_w - 1) * y_stride(d) + d->c;
+}
+
+/* Dense NHWC offset off = pixel * c + channel lives at pixel * stride +
+ * channel. */
+size_t model_x_at(const simdpool_desc *d, size_t off) {
+  if (d->layout == SIMDPOOL_NCHW)
+    return off;
+  return off / d->c * x_stride(d) + off % d->c;
+}
+
+size_t model_y_at(const simdpool_desc *d, size_t off) {
+  if (d->layout == SIMDPOOL_NCHW)
+    return off;
+  return off / d->c * y_stride(d) + off % d->c;
+}
+
+/* "y = r < clamp_min ? clamp_min : (r > clamp_max ? clamp_max : r)" */
+static float clamp_y(const simdpool_desc *d, float r) {
+  if (!d->clamp)
+    return r;
+  if (r < d->clamp_min)
+    return d->clamp_min;
+  if (r > d->clamp_max)
+    return d->clamp_max;
+  return r;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Shapes                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -237,6 +286,19 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
   if (d->method == SIMDPOOL_LP && !(isfinite(d->p) && d->p > 0.0f))
     r |= MODEL_BAD_P;
 
+  /* Pixel strides: "NHWC only ... 0 or at least c". */
+  if ((d->layout != SIMDPOOL_NHWC &&
+       (d->x_pixel_stride || d->y_pixel_stride)) ||
+      (d->x_pixel_stride && d->x_pixel_stride < d->c) ||
+      (d->y_pixel_stride && d->y_pixel_stride < d->c))
+    r |= MODEL_BAD_PIXEL_STRIDE;
+
+  /* The clamp: "0 or 1; with 1 neither bound NaN, clamp_min <= clamp_max" */
+  if ((d->clamp != 0 && d->clamp != 1) ||
+      (d->clamp == 1 && (isnan(d->clamp_min) || isnan(d->clamp_max) ||
+                         d->clamp_min > d->clamp_max)))
+    r |= MODEL_BAD_CLAMP;
+
   /* Geometry, when the sizes make sense. */
   if (!(r & (MODEL_BAD_NULL_SIZE | MODEL_BAD_ENUM))) {
     long long oh, ow, pt, pb, pl, pr;
@@ -279,6 +341,18 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
       if (d->method == SIMDPOOL_MAX && model_index_size(d->index_type) != 0 &&
           !bytes_fit(d->n, d->c, s->out_h, s->out_w,
                      model_index_size(d->index_type)))
+        r |= MODEL_BAD_OVERFLOW;
+    }
+    /* Strided spans, in long double: the test draws strides far below any
+     * limit, so only this coarse bound matters. */
+    if (!(r & MODEL_BAD_PIXEL_STRIDE) && d->layout == SIMDPOOL_NHWC &&
+        !(geo & MODEL_BAD_OUT)) {
+      const long double lim = (long double)PTRDIFF_MAX;
+      const long double xs = (long double)x_stride(d),
+                        ys = (long double)y_stride(d);
+      if (((long double)d->n * d->h * d->w - 1) * xs + d->c > lim / 4 ||
+          ((long double)d->n * s->out_h * s->out_w - 1) * ys + d->c > lim / 4 ||
+          xs > lim / 4 || ys > lim / 4)
         r |= MODEL_BAD_OVERFLOW;
     }
 
@@ -329,6 +403,8 @@ const char *model_reason_string(unsigned reasons) {
       {MODEL_BAD_OUT, "out < 1"},
       {MODEL_BAD_WINDOW, "window without input"},
       {MODEL_BAD_OVERFLOW, "byte count overflow"},
+      {MODEL_BAD_PIXEL_STRIDE, "bad pixel stride"},
+      {MODEL_BAD_CLAMP, "bad clamp"},
       {MODEL_UNSUP_I32, "I32 too narrow"},
       {MODEL_UNSUP_U8, "U8 too narrow"},
   };
@@ -369,7 +445,8 @@ static int col_inside(const simdpool_desc *d, long long iw) {
 /* Offset in x of a tap known to be inside the input. */
 static size_t x_offset(const simdpool_desc *d, size_t n, size_t c, long long ih,
                        long long iw) {
-  return model_elem(d->layout, d->c, d->h, d->w, n, c, (size_t)ih, (size_t)iw);
+  return model_x_at(
+      d, model_elem(d->layout, d->c, d->h, d->w, n, c, (size_t)ih, (size_t)iw));
 }
 
 /* The winner of one MAX window: "scan the window's valid taps in row-major
@@ -510,10 +587,11 @@ void model_forward(const simdpool_desc *d, const model_shape *s, const float *x,
   for (off = 0; off < total; off++) {
     size_t n, c, oh, ow;
     model_coords(d->layout, d->c, s->out_h, s->out_w, off, &n, &c, &oh, &ow);
+    float r;
     if (d->method == SIMDPOOL_MAX) {
       winner win = max_window(d, s, x, n, c, oh, ow);
       /* "Output = the bits of the final winner" */
-      memcpy(&y[off], &x[win.x_off], sizeof(float));
+      memcpy(&r, &x[win.x_off], sizeof(float));
       if (indices != NULL)
         store_index(d->index_type, indices, off, d, &win);
     } else if (d->method == SIMDPOOL_AVG) {
@@ -530,10 +608,12 @@ void model_forward(const simdpool_desc *d, const model_shape *s, const float *x,
           acc = acc + x[x_offset(d, n, c, ih, iw)];
         }
       }
-      y[off] = canon(acc / (float)avg_divisor(d, s, oh, ow));
+      r = canon(acc / (float)avg_divisor(d, s, oh, ow));
     } else {
-      y[off] = lp_window(d, s, x, n, c, oh, ow);
+      r = lp_window(d, s, x, n, c, oh, ow);
     }
+    /* "clamps every output once it is final"; indices stay dense */
+    y[model_y_at(d, off)] = clamp_y(d, r);
   }
 }
 
@@ -628,7 +708,7 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
 
   /* "dx = +0.0f everywhere" */
   for (off = 0; off < xtotal; off++)
-    dx[off] = 0.0f;
+    dx[model_x_at(d, off)] = 0.0f;
 
   /* "for each output in row-major order (n, c, oh, ow for NCHW; n, oh, ow, c
    * for NHWC)": that is the memory order of y. */
@@ -645,23 +725,24 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
         target = max_window(d, s, x, n, c, oh, ow).x_off;
       }
       /* "dx[winner] += dy" */
-      add_to(dx, target, dy[off]);
+      add_to(dx, target, dy[model_y_at(d, off)]);
     } else {
       float g;
       size_t i, j;
       if (d->method == SIMDPOOL_AVG) {
         /* "dx[tap] += dy / (float)divisor" */
-        g = dy[off] / (float)avg_divisor(d, s, oh, ow);
+        g = dy[model_y_at(d, off)] / (float)avg_divisor(d, s, oh, ow);
       } else {
         /* "g is computed once: p == 1: g = dy; p == 2: g = y == 0 ? 0 :
          * dy / y; other p: g = y == 0 ? 0 : dy * pow(y, 1-p)" */
         float y = lp_window(d, s, x, n, c, oh, ow);
+        const float dyv = dy[model_y_at(d, off)];
         if (d->p == 1.0f)
-          g = dy[off];
+          g = dyv;
         else if (d->p == 2.0f)
-          g = y == 0.0f ? 0.0f : dy[off] / y;
+          g = y == 0.0f ? 0.0f : dyv / y;
         else
-          g = y == 0.0f ? 0.0f : dy[off] * model_pow(y, 1.0f - d->p);
+          g = y == 0.0f ? 0.0f : dyv * model_pow(y, 1.0f - d->p);
       }
       for (i = 0; i < d->kernel_h; i++) {
         long long ih = tap_row(d, s, oh, i);

@@ -31,6 +31,8 @@ enum {
   MODEL_BAD_OUT = 1 << 8,        /* output size below 1 */
   MODEL_BAD_WINDOW = 1 << 9,     /* a window holding no input element */
   MODEL_BAD_OVERFLOW = 1 << 10,  /* a byte count above PTRDIFF_MAX */
+  MODEL_BAD_PIXEL_STRIDE = 1 << 11, /* nonzero with NCHW, or in (0, c) */
+  MODEL_BAD_CLAMP = 1 << 12,        /* clamp not 0/1; NaN bound or min > max */
   /* The two UNSUPPORTED reasons the model can predict (forced ISAs are the
    * caller's business: the model knows nothing of CPUs). */
   MODEL_UNSUP_I32 = 1 << 16, /* I32 indices and h*w > INT32_MAX */
@@ -60,9 +62,19 @@ int model_status_acceptable(unsigned reasons, simdpool_status got);
 /* Short human-readable description of the first reasons set (static). */
 const char *model_reason_string(unsigned reasons);
 
-/* Element counts of the tensors of a resolved desc. */
+/* Element counts of the tensors of a resolved desc (dense: n*c*h*w and
+ * n*c*out_h*out_w; indices always have model_y_count elements). */
 size_t model_x_count(const simdpool_desc *d);
 size_t model_y_count(const simdpool_desc *d, const model_shape *s);
+/* The elements x and dx (model_x_span), y and dy (model_y_span) span with
+ * the desc's NHWC pixel strides: (pixels - 1) * stride + c; the dense count
+ * without. */
+size_t model_x_span(const simdpool_desc *d);
+size_t model_y_span(const simdpool_desc *d, const model_shape *s);
+/* Where dense element off of x (model_x_at) or y (model_y_at) lives with
+ * the pixel strides. */
+size_t model_x_at(const simdpool_desc *d, size_t off);
+size_t model_y_at(const simdpool_desc *d, size_t off);
 /* Size in bytes of one index of d->index_type (0 for NONE). */
 size_t model_index_size(simdpool_index_type t);
 
@@ -75,11 +87,15 @@ size_t model_elem(simdpool_layout layout, size_t C, size_t H, size_t W,
 void model_coords(simdpool_layout layout, size_t C, size_t H, size_t W,
                   size_t off, size_t *n, size_t *c, size_t *h, size_t *w);
 
-/* Forward pass. indices receives d->index_type values when not NULL. */
+/* Forward pass. indices receives d->index_type values when not NULL. x and
+ * y are strided as the desc says (only the pixels' c channels are read or
+ * written); with clamp = 1 every y is clamped last. */
 void model_forward(const simdpool_desc *d, const model_shape *s, const float *x,
                    float *y, void *indices);
 
-/* Backward pass. MAX: winners from indices (of d->index_type) when indices is
+/* Backward pass (strided like forward; the clamp is not the model's
+ * business: the library rejects backward with one). MAX: winners from
+ * indices (of d->index_type) when indices is
  * not NULL, else recomputed from x. AVG: x unused. LP: x needed. Returns 0
  * on success, -1 when some index names no valid tap of its window (then dx
  * is left untouched). */

@@ -2574,6 +2574,91 @@ START_TEST(test_desc_abi) {
   simdpool_desc copy = BMAX;
   z = copy;
   expect_create(&z, OK_, NULL, NULL, "copied descriptor");
+  /* A 0.1 descriptor ends before the pixel strides: desc_init_sized leaves
+   * the bytes past it alone, and plan creation gives the new fields their
+   * defaults (dense, no clamp) whatever those bytes hold. */
+  const size_t old = offsetof(simdpool_desc, x_pixel_stride);
+  memset(buf, 0xa5, sizeof u);
+  simdpool_desc_init_sized(d, old, SIMDPOOL_MAX, SIMDPOOL_NHWC, 1, 2, 4, 4, 2,
+                           2);
+  ck_assert(is_sentinel(buf + old, sizeof u - old));
+  ck_assert_int_eq(simdpool_plan_create(d, &p), OK_);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X),
+                    2 * 16 * sizeof(float));
+  float x[32], y[8];
+  for (int i = 0; i < 32; i++)
+    x[i] = (float)(i * 100); /* a clamp from the sentinel would show */
+  ck_assert_int_eq(simdpool_forward(p, x, y, NULL), OK_);
+  ck_assert(y[7] == 3100.0f); /* channel 1 of window (1,1): x[(3*4+3)*2+1] */
+  simdpool_plan_destroy(p);
+  /* And the defaults of the current layout. */
+  simdpool_desc_init(d, SIMDPOOL_MAX, SIMDPOOL_NHWC, 1, 2, 4, 4, 2, 2);
+  ck_assert_uint_eq(d->x_pixel_stride, 0);
+  ck_assert_uint_eq(d->y_pixel_stride, 0);
+  ck_assert_int_eq(d->clamp, 0);
+  ck_assert(d->clamp_min == -INFINITY && d->clamp_max == INFINITY);
+}
+END_TEST
+
+/* Pixel strides and the clamp by hand: NHWC AVG, c=2, 1x4 input, kernel
+ * 1x2: x pixels (1,10) (3,20) (5,-6) (7,NaN) three floats apart (gaps inf),
+ * y pixels four apart. Sums (4,30) (12,NaN), halved: (2,15) (6,NaN); with
+ * the clamp [0, 12]: (2,12) (6,NaN) (the NaN canonical, untouched by the
+ * clamp). Backward of dy (2,4) (6,8): every input pixel gets its window's
+ * dy / 2: (1,2) (1,2) (3,4) (3,4). On every ISA. */
+START_TEST(test_strides_clamp_by_hand) {
+  const float inf = INFINITY;
+  const float x[11] = {1, 10, inf, 3, 20, inf, 5, -6, inf, 7, NAN};
+  const float dy[6] = {2, 4, inf, inf, 6, 8};
+  const uint32_t want_y[2][6] = {{0x40000000u, 0x41700000u, 0xa5a5a5a5u,
+                                  0xa5a5a5a5u, 0x40c00000u, 0x7fc00000u},
+                                 {0x40000000u, 0x41400000u, 0xa5a5a5a5u,
+                                  0xa5a5a5a5u, 0x40c00000u, 0x7fc00000u}};
+  const float want_dx[8] = {1, 2, 1, 2, 3, 4, 3, 4};
+  for (int isa = SIMDPOOL_ISA_SCALAR; isa <= SIMDPOOL_ISA_NEON; isa++) {
+    if (!simdpool_isa_supported((simdpool_isa)isa))
+      continue;
+    for (int clamp = 0; clamp < 2; clamp++) {
+      simdpool_desc d;
+      simdpool_desc_init(&d, SIMDPOOL_AVG, SIMDPOOL_NHWC, 1, 2, 1, 4, 1, 2);
+      d.x_pixel_stride = 3;
+      d.y_pixel_stride = 4;
+      d.clamp = clamp;
+      d.clamp_min = 0.0f;
+      d.clamp_max = 12.0f;
+      d.isa = (simdpool_isa)isa;
+      simdpool_plan *p = NULL;
+      ck_assert_int_eq(simdpool_plan_create(&d, &p), OK_);
+      /* (4 - 1) * 3 + 2 and (2 - 1) * 4 + 2 floats. */
+      ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X), 44);
+      ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_DX), 44);
+      ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_Y), 24);
+      ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_DY), 24);
+      float y[6], dx[11];
+      memset(y, 0xa5, sizeof y);
+      ck_assert_int_eq(simdpool_forward(p, x, y, NULL), OK_);
+      for (int i = 0; i < 6; i++)
+        ck_assert_msg(f2u(y[i]) == want_y[clamp][i],
+                      "isa %s clamp %d: y[%d] = 0x%08x, want 0x%08x",
+                      simdpool_isa_name((simdpool_isa)isa), clamp, i,
+                      (unsigned)f2u(y[i]), (unsigned)want_y[clamp][i]);
+      memset(dx, 0xa5, sizeof dx);
+      if (clamp) {
+        ck_assert_int_eq(simdpool_backward(p, dy, NULL, NULL, dx), INV);
+        ck_assert(strstr(simdpool_last_error(), "output clamp") != NULL);
+        ck_assert(is_sentinel(dx, sizeof dx));
+      } else {
+        ck_assert_int_eq(simdpool_backward(p, dy, NULL, NULL, dx), OK_);
+        for (int q = 0; q < 4; q++) {
+          ck_assert(dx[3 * q] == want_dx[2 * q]);
+          ck_assert(dx[3 * q + 1] == want_dx[2 * q + 1]);
+          if (q < 3)
+            ck_assert(is_sentinel(&dx[3 * q + 2], sizeof(float)));
+        }
+      }
+      simdpool_plan_destroy(p);
+    }
+  }
 }
 END_TEST
 
@@ -2799,6 +2884,7 @@ static Suite *cases_suite(void) {
   tc = tcase("6 api basics");
   tcase_add_test(tc, test_desc_init);
   tcase_add_test(tc, test_desc_abi);
+  tcase_add_test(tc, test_strides_clamp_by_hand);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_plan_queries);
   tcase_add_loop_test(tc, test_plan_kernel_name, 0, N_ISAS);

@@ -170,7 +170,7 @@ static void *scratch_get(scratch *s, size_t bytes) {
   return s->p;
 }
 
-static scratch sx, sdy, sy, sidx, sdx, sdx2;
+static scratch sx, sdy, sy, sidx, sdx, sdx2, sclamp;
 
 /* ------------------------------------------------------------ shapes */
 
@@ -567,6 +567,135 @@ static void expect_ok(simdpool_status st, const char *call) {
                 crash_ctx.geom);
 }
 
+/* ------------------------------------------------------------ pixel strides */
+
+/* The dense pixels of src (c floats each) into dst, stride apart, the gaps
+ * holding values that would change any result reading them. */
+static void scatter_pixels(float *dst, const float *src, size_t pixels,
+                           size_t c, size_t stride) {
+  static const uint32_t gap[] = {0x7fc00000u, 0xff800000u, 0x7f800000u,
+                                 0x7f7fffffu};
+  for (size_t q = 0; q < pixels; q++)
+    for (size_t i = 0; i < stride && q * stride + i < (pixels - 1) * stride + c;
+         i++) {
+      if (i < c)
+        dst[q * stride + i] = src[q * c + i];
+      else
+        memcpy(&dst[q * stride + i], &gap[(q + i) % 4], 4);
+    }
+}
+
+/* got (pixels stride apart) against the dense want; gaps keep 0xffffffff. */
+static void expect_pixels(const char *what, const char *tensor,
+                          const float *want, const float *got, size_t pixels,
+                          size_t c, size_t stride, int side) {
+  for (size_t q = 0; q < pixels; q++)
+    for (size_t i = 0; i < stride && q * stride + i < (pixels - 1) * stride + c;
+         i++) {
+      const uint32_t b = bits_of(got[q * stride + i]);
+      const uint32_t w = i < c ? bits_of(want[q * c + i]) : 0xffffffffu;
+      if (b != w)
+        ck_abort_msg("%s [%s]: %s (pixel stride %zu) pixel %zu element %zu%s "
+                     "is 0x%08" PRIx32 ", want 0x%08" PRIx32
+                     "; guard %s; seed %" PRIu64 "; %s",
+                     what, crash_ctx.isa, tensor, stride, q, i,
+                     i < c ? "" : " (a gap)", b, w,
+                     side == GUARD_AFTER ? "after" : "before", seed,
+                     crash_ctx.geom);
+    }
+}
+
+/* The NHWC plan of d with pixel strides xs, ys (and, for forward, the clamp
+ * [-0.5, 0.5]) through the public API, each tensor exactly
+ * simdpool_plan_tensor_bytes() long and flush against a guard page, so the
+ * last pixel's c channels end at it: against the dense reference outputs. */
+static void run_api_strided(const simdpool_desc *d0, simdpool_isa isa,
+                            size_t xs, size_t ys, const float *x,
+                            const float *dy, const float *y_ref,
+                            const void *idx_ref, const float *dx_ref,
+                            const float *dx_idx_ref) {
+  simdpool_desc d = *d0;
+  d.x_pixel_stride = xs;
+  d.y_pixel_stride = ys;
+  simdpool_desc dc = d;
+  dc.clamp = 1;
+  dc.clamp_min = -0.5f;
+  dc.clamp_max = 0.5f;
+  simdpool_plan *plan = plan_for(&d, isa), *clamped = plan_for(&dc, isa);
+  const sp_geom *g = &plan->geom;
+  const size_t c = g->c, xp = g->n * g->h * g->w, yp = g->n * g->oh * g->ow;
+  const size_t isz = sp_index_size(g->index_type);
+  /* docs/semantics.md#pixel-strides: (P - 1) * stride + c elements. */
+  const size_t nx = (xp - 1) * xs + c, ny = (yp - 1) * ys + c;
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_X),
+                    nx * 4);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_DX),
+                    nx * 4);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_Y),
+                    ny * 4);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_DY),
+                    ny * 4);
+  ck_assert_uint_eq(simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_INDICES),
+                    yp * c * isz);
+  float *y_clamped = scratch_get(&sclamp, yp * c * sizeof *y_clamped);
+  for (size_t i = 0; i < yp * c; i++) /* the rule, NaN staying */
+    y_clamped[i] = y_ref[i] < -0.5f ? -0.5f : y_ref[i] > 0.5f ? 0.5f : y_ref[i];
+  const int needs_x = g->method != SIMDPOOL_AVG;
+  for (int s = 0; s < 2; s++) {
+    float *gx = place(s, B_X, nx, sizeof *gx);
+    scatter_pixels(gx, x, xp, c, xs);
+    float *gdy = place(s, B_DY, ny, sizeof *gdy);
+    scatter_pixels(gdy, dy, yp, c, ys);
+    float *gy = place(s, B_Y, ny, sizeof *gy);
+    float *gdx = place(s, B_DX, nx, sizeof *gdx);
+    void *gi = isz ? place(s, B_IDX, yp * c, isz) : NULL;
+    crash_ctx.side = s;
+    for (int par = 0; par < 4; par++) {
+      const int clamp = par >= 2, para = par % 2;
+      const char *fwd = para ? "simdpool_forward_parallel (strided)"
+                             : "simdpool_forward (strided)";
+      simdpool_plan *p = clamp ? clamped : plan;
+      memset(gy, 0xff, ny * sizeof *gy);
+      if (gi)
+        memset(gi, 0xee, yp * c * isz);
+      crash_ctx.what = fwd;
+      expect_ok(para ? simdpool_forward_parallel(p, gx, gy, gi, NULL, NULL)
+                     : simdpool_forward(p, gx, gy, gi),
+                fwd);
+      check_slack(s, fwd);
+      expect_pixels(fwd, clamp ? "clamped y" : "y", clamp ? y_clamped : y_ref,
+                    gy, yp, c, ys, s);
+      if (gi)
+        expect_same_bytes(fwd, "indices", idx_ref, gi, yp * c * isz, s);
+      if (clamp)
+        continue;
+      const char *bwd = para ? "simdpool_backward_parallel (strided)"
+                             : "simdpool_backward (strided)";
+      memset(gdx, 0xff, nx * sizeof *gdx);
+      crash_ctx.what = bwd;
+      const float *bx = needs_x ? gx : NULL;
+      expect_ok(para ? simdpool_backward_parallel(plan, gdy, NULL, bx, gdx,
+                                                  NULL, NULL)
+                     : simdpool_backward(plan, gdy, NULL, bx, gdx),
+                bwd);
+      check_slack(s, bwd);
+      expect_pixels(bwd, "dx", dx_ref, gdx, xp, c, xs, s);
+      if (gi) {
+        memset(gdx, 0xff, nx * sizeof *gdx);
+        expect_ok(para ? simdpool_backward_parallel(plan, gdy, gi, NULL, gdx,
+                                                    NULL, NULL)
+                       : simdpool_backward(plan, gdy, gi, NULL, gdx),
+                  bwd);
+        check_slack(s, bwd);
+        expect_pixels(bwd, "dx (from indices)", dx_idx_ref, gdx, xp, c, xs, s);
+      }
+    }
+    crash_ctx.side = -1;
+  }
+  simdpool_plan_destroy(clamped);
+  simdpool_plan_destroy(plan);
+}
+
 /* Forward, backward and (MAX with indices) backward from indices through
  * the public API on plan, every tensor guarded on both sides, against the
  * scalar plan's results on ordinary memory. Also the _parallel entry points
@@ -645,6 +774,10 @@ static void run_api_shape(const simdpool_desc *d, simdpool_isa isa, size_t j) {
     }
     crash_ctx.side = -1;
   }
+  /* NHWC: again with pixel strides above c (and forward with a clamp). */
+  if (g->layout == SIMDPOOL_NHWC)
+    run_api_strided(d, isa, g->c + 1 + j % 5, g->c + 1 + j % 3, x, dy, y_ref,
+                    idx_ref, dx_ref, dx_idx_ref);
   simdpool_plan_destroy(plan);
   simdpool_plan_destroy(ref);
 }
@@ -700,7 +833,8 @@ START_TEST(api_under_guard) {
     }
   }
   printf("guard: public API [%s]: %zu shapes x (forward, backward, backward "
-         "from indices where MAX has them; plain and _parallel), both guards, "
+         "from indices where MAX has them; plain and _parallel; NHWC again "
+         "with pixel strides and a forward clamp), both guards, "
          "bit-exact\n",
          simdpool_isa_name(isa), shapes);
   fflush(stdout);

@@ -97,12 +97,121 @@ static void report_diff(const char *what, const float *want, const float *got,
                what, seed, geom);
 }
 
+/* ------------------------------------------------------------ pixel strides
+ * NHWC kernels with pixel strides above c: the same inputs, scattered into
+ * pixels `stride` elements apart whose gaps hold NaN, inf and huge values
+ * (which would change any result that read them), against the dense
+ * reference's outputs; the gaps of the outputs must keep their sentinel
+ * bits (never written). */
+
+#define GAP_BITS 0xA5A5A5A5u /* output gap sentinel (a float: -2.9e-16) */
+
+/* A strided copy of `pixels` dense pixels of c floats: stride apart. */
+static buf strided_in(const float *dense, size_t pixels, size_t c,
+                      size_t stride) {
+  const size_t count = (pixels - 1) * stride + c;
+  buf b = buf_new(count, 4);
+  float *p = (float *)b.data;
+  static const uint32_t gap[] = {0x7fc00000u, 0xffa00001u, 0x7f800000u,
+                                 0xff800000u, 0x7f7fffffu, 0x00000001u};
+  for (size_t i = 0; i < count; i++) {
+    const uint32_t bits = gap[rnd() % (sizeof gap / sizeof gap[0])];
+    memcpy(&p[i], &bits, sizeof bits);
+  }
+  for (size_t q = 0; q < pixels; q++)
+    memcpy(p + q * stride, dense + q * c, c * sizeof *p);
+  return b;
+}
+
+static buf strided_out(size_t pixels, size_t c, size_t stride) {
+  buf b = buf_new((pixels - 1) * stride + c, 4);
+  const uint32_t bits = GAP_BITS;
+  for (size_t i = 0; i < (pixels - 1) * stride + c; i++)
+    memcpy((float *)b.data + i, &bits, sizeof bits);
+  return b;
+}
+
+/* The strided output against the dense reference, gaps untouched. */
+static void check_strided(const char *what, const float *want, const buf *got,
+                          size_t pixels, size_t c, size_t stride,
+                          const char *geom) {
+  const float *p = (const float *)got->data;
+  ck_assert_msg(guards_intact(got),
+                "%s wrote outside its strided output; seed %" PRIu64 "; %s",
+                what, seed, geom);
+  for (size_t q = 0; q < pixels; q++) {
+    for (size_t i = 0; i < stride && q * stride + i < (pixels - 1) * stride + c;
+         i++) {
+      const uint32_t b = float_bits(p[q * stride + i]);
+      /* ck_assert records every check it passes: test, then abort. */
+      if (i >= c && b != GAP_BITS)
+        ck_abort_msg("%s wrote 0x%08" PRIx32 " into the gap of pixel %zu "
+                     "(element %zu of stride %zu); seed %" PRIu64 "; %s",
+                     what, b, q, i, stride, seed, geom);
+      if (i < c && float_bits(want[q * c + i]) != b)
+        ck_abort_msg("%s with pixel stride %zu: pixel %zu channel %zu is "
+                     "0x%08" PRIx32 ", the dense reference 0x%08" PRIx32
+                     "; seed %" PRIu64 "; %s",
+                     what, stride, q, i, b, float_bits(want[q * c + i]), seed,
+                     geom);
+    }
+  }
+}
+
+/* Runs e on g with pixel strides xs, ys (NHWC) on the dense inputs x, dy
+ * (indices: the dense ones backward reads) and compares with the dense
+ * reference outputs want / want_idx. */
+static void run_strided(const sp_kernel_entry *e, const sp_geom *dense,
+                        size_t xs, size_t ys, const float *x, const float *dy,
+                        const void *bwd_idx, const float *want,
+                        const void *want_idx, size_t idx_bytes,
+                        const char *geom) {
+  sp_geom g = *dense;
+  g.xs = xs;
+  g.ys = ys;
+  const size_t c = g.c, xp = g.n * g.h * g.w, yp = g.n * g.oh * g.ow;
+  char label[160];
+  snprintf(label, sizeof label, "%s (x stride %zu, y stride %zu)", e->name, xs,
+           ys);
+  buf sx = strided_in(x, xp, c, xs), sdy = strided_in(dy, yp, c, ys);
+  sp_io io = {(const float *)sx.data, NULL, NULL, (const float *)sdy.data,
+              NULL};
+  if (e->op == SP_OP_FWD) {
+    buf sy = strided_out(yp, c, ys);
+    buf si = buf_new(yp * c, idx_bytes ? idx_bytes : 1);
+    io.y = (float *)sy.data;
+    io.indices = idx_bytes ? si.data : NULL;
+    e->fn(&g, &io);
+    check_strided(label, want, &sy, yp, c, ys, geom);
+    if (idx_bytes) {
+      ck_assert_msg(guards_intact(&si), "%s wrote outside its indices; %s",
+                    label, geom);
+      ck_assert_msg(memcmp(si.data, want_idx, yp * c * idx_bytes) == 0,
+                    "%s: indices differ from the dense reference; seed "
+                    "%" PRIu64 "; %s",
+                    label, seed, geom);
+    }
+    free(sy.mem);
+    free(si.mem);
+  } else {
+    buf sdx = strided_out(xp, c, xs);
+    io.dx = (float *)sdx.data;
+    io.indices = (void *)(uintptr_t)bwd_idx;
+    e->fn(&g, &io);
+    check_strided(label, want, &sdx, xp, c, xs, geom);
+    free(sdx.mem);
+  }
+  free(sx.mem);
+  free(sdy.mem);
+}
+
 /* When set, the kernel under test runs through dispatch's sp_call_kernel()
  * with this caller environment set, and the environment must read back
  * unchanged; the reference always runs directly in the default environment.
  * Inputs then come from rnd_value_subnormal(). */
 static const tenv *call_env;
 static const char *call_env_name;
+static int strided_runs; /* run_strided calls of the current test */
 
 /* Runs kernel e and its scalar reference on the geometry of d with seeded
  * inputs and compares their outputs bit for bit; 0 when e does not take d. */
@@ -207,6 +316,17 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
   if (fwd && it && memcmp(want_idx.data, got_idx.data, want_idx.bytes) != 0)
     ck_abort_msg("%s: indices differ from the reference; seed %" PRIu64 "; %s",
                  e->name, seed, geom);
+  /* NHWC: the same again with pixel strides (one of them dense at times),
+   * which the scalar general kernels get too. */
+  if (e->layout == SIMDPOOL_NHWC && !call_env) {
+    const size_t xs = g.c + (rnd() % 3 ? rnd_range(1, 9) : 0);
+    const size_t ys = g.c + (xs == g.c || rnd() % 3 ? rnd_range(1, 9) : 0);
+    run_strided(e, &g, xs, ys, (const float *)x.data, (const float *)dy.data,
+                e->op == SP_OP_BWD_IDX ? want_idx.data : NULL,
+                (const float *)want.data, want_idx.data,
+                fwd && it ? sp_index_size(it) : 0, geom);
+    strided_runs++;
+  }
   free(x.mem);
   free(dy.mem);
   free(want.mem);
@@ -234,7 +354,8 @@ START_TEST(kernel_matches_reference) {
   const char *layout = e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc";
   if (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0)
     return;
-  if (e->isa == SIMDPOOL_ISA_SCALAR && e->shape == SP_SHAPE_GENERAL) {
+  if (e->isa == SIMDPOOL_ISA_SCALAR && e->shape == SP_SHAPE_GENERAL &&
+      e->layout == SIMDPOOL_NCHW) {
     printf("  ref     %-38s [scalar %s %s %s general]: the reference itself "
            "(checked by test_model and test_cases)\n",
            e->name, method_names[e->method], layout, op_names[e->op]);
@@ -252,6 +373,7 @@ START_TEST(kernel_matches_reference) {
   const int ntypes = index_types_of(e, types);
   rng_state = seed; /* every variant sees the same inputs */
   int ran = 0, drawn = 0;
+  strided_runs = 0;
   while (ran < configs_per_kernel) {
     ck_assert_msg(++drawn < configs_per_kernel * 200,
                   "could not draw geometries for %s", e->name);
@@ -265,9 +387,9 @@ START_TEST(kernel_matches_reference) {
     ran += fits;
   }
   printf("  ran     %-38s [%s %s %s %s %s]: %d configurations x %d index "
-         "type(s) bit-exact\n",
+         "type(s) bit-exact, %d with pixel strides\n",
          e->name, simdpool_isa_name(e->isa), method_names[e->method], layout,
-         op_names[e->op], shape_names[e->shape], ran, ntypes);
+         op_names[e->op], shape_names[e->shape], ran, ntypes, strided_runs);
   fflush(stdout);
 }
 END_TEST
@@ -452,7 +574,8 @@ START_TEST(fpenv_has_effect) {
   for (int iter = 0; iter < 60; iter++) {
     const sp_kernel_entry probe = {
         "probe",   SIMDPOOL_ISA_SCALAR, methods[iter % 3], SIMDPOOL_NCHW,
-        SP_OP_FWD, SP_SHAPE_GENERAL,    SP_IDX_NONE_ONLY,  0, NULL};
+        SP_OP_FWD, SP_SHAPE_GENERAL,    SP_IDX_NONE_ONLY,  0,
+        NULL};
     const sp_kernel_entry *ref = reference_of(&probe, SIMDPOOL_INDEX_NONE);
     simdpool_desc d;
     rnd_desc(&d, &probe, SIMDPOOL_INDEX_NONE);
@@ -587,7 +710,8 @@ START_TEST(index_check_matches_brute_force) {
         "probe",       SIMDPOOL_ISA_SCALAR,
         SIMDPOOL_MAX,  iter % 2 ? SIMDPOOL_NHWC : SIMDPOOL_NCHW,
         SP_OP_BWD_IDX, SP_SHAPE_GENERAL,
-        SP_IDX_TYPED,  0, NULL};
+        SP_IDX_TYPED,  0,
+        NULL};
     simdpool_desc d;
     rnd_desc(&d, &probe, it);
     d.c = rnd_range(1, 5);

@@ -258,6 +258,7 @@ static void describe(const config *cf, char *buf, size_t size) {
            "        padding=%s pads(t,l,b,r)=(%zu,%zu,%zu,%zu) ceil_mode=%d"
            " count_include_pad=%d p=%.9g (0x%08" PRIx32 ") index_type=%s"
            " isa=%s\n"
+           "        pixel strides (x,y)=(%zu,%zu) clamp=%d [%g, %g]\n"
            "  model: %s out=%zux%zu resolved pads(t,l,b,r)=(%zu,%zu,%zu,%zu)"
            " reasons=0x%x\n"
            "  values=%s nasty=%.2f nonnegative=%d dy_nasty=%.2f pass_x=%d"
@@ -270,11 +271,12 @@ static void describe(const config *cf, char *buf, size_t size) {
            d->pad_left, d->pad_bottom, d->pad_right, d->ceil_mode,
            d->count_include_pad, (double)d->p, f2u(d->p),
            index_name(d->index_type), simdpool_isa_name(d->isa),
-           model_reason_string(cf->ms.reasons), cf->ms.out_h, cf->ms.out_w,
-           cf->ms.pad_top, cf->ms.pad_left, cf->ms.pad_bottom, cf->ms.pad_right,
-           cf->ms.reasons, g_value_names[cf->values], cf->nasty,
-           cf->nonnegative, cf->dy_nasty, cf->pass_x, cf->misalign_x,
-           cf->misalign_y);
+           d->x_pixel_stride, d->y_pixel_stride, d->clamp, (double)d->clamp_min,
+           (double)d->clamp_max, model_reason_string(cf->ms.reasons),
+           cf->ms.out_h, cf->ms.out_w, cf->ms.pad_top, cf->ms.pad_left,
+           cf->ms.pad_bottom, cf->ms.pad_right, cf->ms.reasons,
+           g_value_names[cf->values], cf->nasty, cf->nonnegative, cf->dy_nasty,
+           cf->pass_x, cf->misalign_x, cf->misalign_y);
 }
 
 /* While one ISA runs one configuration, a failure jumps back to the sweep,
@@ -522,6 +524,50 @@ static void draw_desc(rng *r, op_kind op, simdpool_layout layout,
     d->ceil_mode = rng_chance(r, 0.5) ? 2 : -1;
   if (rng_chance(r, 0.005))
     d->padding = (simdpool_padding)4;
+
+  /* Pixel strides (NHWC; rarely a bad one: below c, or with NCHW). */
+  if (layout == SIMDPOOL_NHWC && rng_chance(r, 0.35)) {
+    if (rng_chance(r, 0.7))
+      d->x_pixel_stride = d->c + rng_range(r, 0, 9);
+    if (rng_chance(r, 0.7))
+      d->y_pixel_stride = d->c + rng_range(r, rng_chance(r, 0.2) ? 0 : 1, 9);
+  }
+  if (rng_chance(r, 0.01)) {
+    if (layout == SIMDPOOL_NCHW)
+      d->x_pixel_stride = d->c + rng_below(r, 2);
+    else if (d->c > 1)
+      d->y_pixel_stride = rng_range(r, 1, d->c - 1);
+  }
+  /* The clamp: forward only (backward rejects it), often a ReLU or ReLU6;
+   * rarely bad (clamp 2, a NaN bound, an empty range). */
+  if (!op_is_backward(op) && rng_chance(r, 0.3)) {
+    static const float lows[] = {-INFINITY, -1.0f, -0.0f, 0.0f, 0.5f, 6.0f};
+    static const float highs[] = {INFINITY, 6.0f, 1.0f, 0.0f, -0.0f, 0.25f};
+    d->clamp = 1;
+    d->clamp_min = lows[rng_below(r, 6)];
+    d->clamp_max = highs[rng_below(r, 6)];
+    if (d->clamp_min > d->clamp_max) {
+      const float t = d->clamp_min;
+      d->clamp_min = d->clamp_max;
+      d->clamp_max = t;
+    }
+  }
+  if (rng_chance(r, 0.01)) {
+    switch (rng_below(r, 3)) {
+    case 0:
+      d->clamp = 2;
+      break;
+    case 1:
+      d->clamp = 1;
+      d->clamp_max = NAN;
+      break;
+    default:
+      d->clamp = 1;
+      d->clamp_min = 1.0f;
+      d->clamp_max = 0.5f;
+      break;
+    }
+  }
 }
 
 /* A special value: NaNs with random payloads (quiet and signalling, both
@@ -733,11 +779,12 @@ static void dump_window(const config *cf, const float *x, size_t n, size_t c,
 
 /* Compares the n*c*H*W floats of a tensor in the config's layout bit for
  * bit; on mismatch reports the first differing coordinate and fails. */
+/* count: the elements the tensor spans (pixel strides); gaps must keep
+ * the sentinel both buffers start with. */
 static void compare_f32(const config *cf, const char *what, const float *got,
-                        const float *want, size_t H, size_t W,
-                        const float *x_for_window) {
+                        const float *want, size_t count, size_t H, size_t W,
+                        size_t stride, const float *x_for_window) {
   const simdpool_desc *d = &cf->d;
-  size_t count = d->n * d->c * H * W;
   size_t i, first = 0, ndiff = 0;
   size_t n, c, h, w;
   if (memcmp(got, want, count * sizeof(float)) == 0)
@@ -748,7 +795,16 @@ static void compare_f32(const config *cf, const char *what, const float *got,
         first = i;
       ndiff++;
     }
-  model_coords(d->layout, d->c, H, W, first, &n, &c, &h, &w);
+  if (d->layout == SIMDPOOL_NHWC && first % stride >= d->c)
+    fail_config(cf,
+                "%s: element %zu, in the gap after pixel %zu (stride %zu), "
+                "was written: 0x%08" PRIx32,
+                what, first, first / stride, stride, f2u(got[first]));
+  model_coords(d->layout, d->c, H, W,
+               d->layout == SIMDPOOL_NHWC
+                   ? first / stride * d->c + first % stride
+                   : first,
+               &n, &c, &h, &w);
   if (x_for_window != NULL)
     dump_window(cf, x_for_window, n, c, h, w);
   fail_config(cf,
@@ -871,8 +927,9 @@ static int op_runs_forward(op_kind op) {
 static void prepare(rng *r, config *cf, expected *e) {
   const simdpool_desc *d = &cf->d;
   const model_shape *ms = &cf->ms;
-  size_t xcount = model_x_count(d);
-  size_t ycount = model_y_count(d, ms);
+  size_t xcount = model_x_span(d);      /* x, dx */
+  size_t ycount = model_y_span(d, ms);  /* y, dy */
+  size_t icount = model_y_count(d, ms); /* indices: dense */
   size_t isz = model_index_size(d->index_type);
   static const double nasty_levels[] = {0.0, 0.0, 0.01, 0.05, 0.2, 0.6};
   double u = rng_unit(r);
@@ -903,8 +960,10 @@ static void prepare(rng *r, config *cf, expected *e) {
   if (op_runs_forward(cf->op)) {
     e->ym = malloc(ycount * sizeof(float));
     ck_assert_ptr_nonnull(e->ym);
+    for (i = 0; i < ycount; i++) /* the gaps keep what the library's had */
+      e->ym[i] = u2f(SENTINEL_F32);
     if (isz) {
-      e->im = malloc(ycount * isz);
+      e->im = malloc(icount * isz);
       ck_assert_ptr_nonnull(e->im);
     }
     model_forward(d, ms, e->x_copy, e->ym, e->im);
@@ -918,6 +977,8 @@ static void prepare(rng *r, config *cf, expected *e) {
     e->dxm = malloc(xcount * sizeof(float));
     ck_assert_ptr_nonnull(e->dy_copy);
     ck_assert_ptr_nonnull(e->dxm);
+    for (i = 0; i < xcount; i++)
+      e->dxm[i] = u2f(SENTINEL_F32);
     for (i = 0; i < ycount; i++)
       e->dy.data[i] = draw_dy(r, cf->dy_nasty);
     memcpy(e->dy_copy, e->dy.data, ycount * sizeof(float));
@@ -929,6 +990,8 @@ static void prepare(rng *r, config *cf, expected *e) {
       if (e->bad_valid) {
         e->dxm_bad = malloc(xcount * sizeof(float));
         ck_assert_ptr_nonnull(e->dxm_bad);
+        for (i = 0; i < xcount; i++)
+          e->dxm_bad[i] = u2f(SENTINEL_F32);
         ck_assert_int_eq(
             model_backward(d, ms, e->dy_copy, e->bad, NULL, e->dxm_bad), 0);
       }
@@ -950,8 +1013,8 @@ static void expected_free(expected *e) {
 
 static void check_inputs_intact(const config *cf, const expected *e,
                                 const char *call) {
-  size_t xcount = model_x_count(&cf->d);
-  size_t ycount = model_y_count(&cf->d, &cf->ms);
+  size_t xcount = model_x_span(&cf->d);
+  size_t ycount = model_y_span(&cf->d, &cf->ms);
   if (memcmp(e->x.data, e->x_copy, xcount * sizeof(float)) != 0)
     fail_config(cf, "%s modified x", call);
   if (e->dy_copy != NULL &&
@@ -1013,8 +1076,8 @@ static void run_on_isa(config *cf, expected *e) {
     return;
   }
 
-  xcount = model_x_count(d);
-  ycount = model_y_count(d, ms);
+  xcount = model_x_span(d);
+  ycount = model_y_span(d, ms);
   /* Fresh inputs, in case an earlier ISA scribbled on them. */
   memcpy(e->x.data, e->x_copy, xcount * sizeof(float));
   if (e->dy_copy != NULL)
@@ -1024,7 +1087,7 @@ static void run_on_isa(config *cf, expected *e) {
   if (op_runs_forward(cf->op)) {
     guarded_alloc(&y, ycount, sizeof(float), cf->misalign_y);
     if (isz)
-      guarded_alloc(&idx, ycount, isz, cf->misalign_y);
+      guarded_alloc(&idx, model_y_count(d, ms), isz, cf->misalign_y);
     st = simdpool_forward(plan, e->x.data, (float *)(void *)y.data,
                           isz ? idx.data : NULL);
     if (st != SIMDPOOL_OK)
@@ -1035,7 +1098,8 @@ static void run_on_isa(config *cf, expected *e) {
       CHECK_GUARDS(cf, &idx, "forward indices");
     check_inputs_intact(cf, e, "simdpool_forward");
     compare_f32(cf, "forward y", (const float *)(const void *)y.data, e->ym,
-                ms->out_h, ms->out_w, e->x_copy);
+                ycount, ms->out_h, ms->out_w,
+                d->y_pixel_stride ? d->y_pixel_stride : d->c, e->x_copy);
     if (isz)
       compare_indices(cf, idx.data, e->im, e->x_copy);
   }
@@ -1054,7 +1118,8 @@ static void run_on_isa(config *cf, expected *e) {
     CHECK_GUARDS(cf, &dx, "backward dx");
     check_inputs_intact(cf, e, "simdpool_backward");
     compare_f32(cf, indices ? "backward dx (from indices)" : "backward dx",
-                (const float *)(const void *)dx.data, e->dxm, d->h, d->w, NULL);
+                (const float *)(const void *)dx.data, e->dxm, xcount, d->h,
+                d->w, d->x_pixel_stride ? d->x_pixel_stride : d->c, NULL);
 
     if (e->bad != NULL) {
       guarded_refill(&dx, sizeof(float));
@@ -1079,8 +1144,9 @@ static void run_on_isa(config *cf, expected *e) {
                       "(%s)",
                       simdpool_status_string(st), simdpool_last_error());
         compare_f32(cf, "backward dx (altered but valid indices)",
-                    (const float *)(const void *)dx.data, e->dxm_bad, d->h,
-                    d->w, NULL);
+                    (const float *)(const void *)dx.data, e->dxm_bad, xcount,
+                    d->h, d->w, d->x_pixel_stride ? d->x_pixel_stride : d->c,
+                    NULL);
       }
     }
     guarded_free(&dx);
@@ -1112,6 +1178,7 @@ typedef struct tally {
   size_t sub[4];    /* per-op breakdown, see print_tally */
   size_t special;   /* accepted with special input values */
   size_t corrupt_tested, corrupt_rejected;
+  size_t strided, clamped; /* accepted with pixel strides, with a clamp */
 } tally;
 
 static void count_accepted(const config *cf, const expected *e, tally *t) {
@@ -1126,6 +1193,8 @@ static void count_accepted(const config *cf, const expected *e, tally *t) {
     t->sub[d->padding & 3]++;
   if (cf->nasty > 0.0)
     t->special++;
+  t->strided += d->x_pixel_stride > d->c || d->y_pixel_stride > d->c;
+  t->clamped += d->clamp == 1;
   if (e->bad != NULL) {
     t->corrupt_tested++;
     if (!e->bad_valid)
@@ -1158,6 +1227,9 @@ static void print_tally(op_kind op, simdpool_layout layout, const tally *t,
   if (t->corrupt_tested)
     printf("; corrupted-index runs %zu (%zu must be rejected)",
            t->corrupt_tested, t->corrupt_rejected);
+  if (t->strided || t->clamped)
+    printf("; with pixel strides %zu, with a clamp %zu", t->strided,
+           t->clamped);
   printf("\n");
   fflush(stdout);
 }

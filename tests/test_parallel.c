@@ -118,6 +118,15 @@ static simdpool_plan *rnd_plan(simdpool_method m, simdpool_layout l,
   d->p = ps[rnd() % 5];
   if (m == SIMDPOOL_MAX)
     d->index_type = (simdpool_index_type)(rnd() % 4);
+  if (nhwc && rnd() % 2) { /* a channel slice of wider tensors */
+    d->x_pixel_stride = d->c + rnd_range(0, 5);
+    d->y_pixel_stride = d->c + rnd_range(0, 5);
+  }
+  if (rnd() % 4 == 0) { /* forward only: backward rejects it */
+    d->clamp = 1;
+    d->clamp_min = -1.0f;
+    d->clamp_max = rnd() % 2 ? 2.0f : INFINITY;
+  }
   simdpool_plan *plan = NULL;
   return simdpool_plan_create(d, &plan) == SIMDPOOL_OK ? plan : NULL;
 }
@@ -180,19 +189,28 @@ static const char *runner_desc(const runner *r, char *buf, size_t len) {
 static void check_config(const simdpool_plan *plan, const simdpool_desc *d,
                          const runner *rs, size_t nr) {
   const sp_geom *g = &plan->geom;
-  const size_t nin = g->n * g->c * g->h * g->w;
-  const size_t nout = g->n * g->c * g->oh * g->ow;
+  /* x and dx, y and dy span these (pixel strides: the gaps, which both
+   * outputs start with the same pattern in, are compared too); indices
+   * are dense. */
+  const size_t nin = sp_x_elems(g);
+  const size_t nout = sp_y_elems(g);
+  const size_t nidx = g->n * g->c * g->oh * g->ow;
   const size_t isz = sp_index_size(g->index_type);
+  const int bwd_ok = !g->clamp; /* a plan with a clamp is forward only */
   float *x = fill_new(nin), *dy = fill_new(nout);
   float *y0 = out_new(nout * 4), *dx0 = out_new(nin * 4);
   float *dxi0 = out_new(nin * 4);
-  void *ix0 = isz ? out_new(nout * isz) : NULL;
+  void *ix0 = isz ? out_new(nidx * isz) : NULL;
   ck_assert_int_eq(simdpool_forward(plan, x, y0, ix0), SIMDPOOL_OK);
-  ck_assert_int_eq(simdpool_backward(plan, dy, NULL, x, dx0), SIMDPOOL_OK);
-  if (isz)
+  if (bwd_ok)
+    ck_assert_int_eq(simdpool_backward(plan, dy, NULL, x, dx0), SIMDPOOL_OK);
+  else
+    ck_assert_int_eq(simdpool_backward(plan, dy, NULL, x, dx0),
+                     SIMDPOOL_INVALID_ARGUMENT);
+  if (isz && bwd_ok)
     ck_assert_int_eq(simdpool_backward(plan, dy, ix0, NULL, dxi0), SIMDPOOL_OK);
   float *y = out_new(nout * 4), *dx = out_new(nin * 4);
-  void *ix = isz ? out_new(nout * isz) : NULL;
+  void *ix = isz ? out_new(nidx * isz) : NULL;
   char what[96];
   for (size_t k = 0; k < nr; k++) {
     const runner *r = &rs[k];
@@ -207,16 +225,19 @@ static void check_config(const simdpool_plan *plan, const simdpool_desc *d,
       ck_assert_int_eq(
           simdpool_forward_parallel(plan, x, y, ix, r->pfor, r->pool),
           SIMDPOOL_OK);
-    if (memcmp(y, y0, nout * 4) || (isz && memcmp(ix, ix0, nout * isz)))
+    if (memcmp(y, y0, nout * 4) || (isz && memcmp(ix, ix0, nidx * isz)))
       ck_abort_msg("forward (%s) differs from simdpool_forward: method %d "
                    "layout %d n%zu c%zu h%zu w%zu k%zux%zu s%zux%zu "
-                   "idx %d isa %s",
+                   "idx %d isa %s pixel strides %zu %zu clamp %d",
                    what, (int)d->method, (int)d->layout, d->n, d->c, d->h, d->w,
                    d->kernel_h, d->kernel_w, d->stride_h, d->stride_w,
-                   (int)d->index_type, simdpool_isa_name(plan->isa));
+                   (int)d->index_type, simdpool_isa_name(plan->isa),
+                   d->x_pixel_stride, d->y_pixel_stride, d->clamp);
     band_intact(y, nout * 4, "y");
     if (isz)
-      band_intact(ix, nout * isz, "indices");
+      band_intact(ix, nidx * isz, "indices");
+    if (!bwd_ok)
+      continue;
     memset(dx, 0x5a, nin * 4);
     if (r->chunk_bytes)
       sp_run_chunked(plan, SP_OP_BWD, &bwd, r->pfor, r->pool, r->chunk_bytes);
@@ -329,6 +350,20 @@ START_TEST(test_big_shapes) {
         ck_assert_int_eq(simdpool_plan_create(&d, &plan), SIMDPOOL_OK);
         check_config(plan, &d, rs, nr);
         simdpool_plan_destroy(plan);
+        if (l == SIMDPOOL_NCHW)
+          continue;
+        /* A slice of 3 more channels in and 5 more out, then with a ReLU6
+         * clamp (forward only). */
+        d.x_pixel_stride = d.c + 3;
+        d.y_pixel_stride = d.c + 5;
+        for (int clamp = 0; clamp < 2; clamp++) {
+          d.clamp = clamp;
+          d.clamp_min = 0.0f;
+          d.clamp_max = 6.0f;
+          ck_assert_int_eq(simdpool_plan_create(&d, &plan), SIMDPOOL_OK);
+          check_config(plan, &d, rs, nr);
+          simdpool_plan_destroy(plan);
+        }
       }
     }
   }

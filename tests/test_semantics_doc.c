@@ -191,7 +191,12 @@ static const field fields[] = {
     IN(count_include_pad),
     {"p", F_FLOAT, offsetof(simdpool_desc, p), NULL, 0},
     EN(index_type, index_names),
-    EN(isa, isa_names)};
+    EN(isa, isa_names),
+    SZ(x_pixel_stride),
+    SZ(y_pixel_stride),
+    IN(clamp),
+    {"clamp_min", F_FLOAT, offsetof(simdpool_desc, clamp_min), NULL, 0},
+    {"clamp_max", F_FLOAT, offsetof(simdpool_desc, clamp_max), NULL, 0}};
 
 /* The state an example builds before its call. */
 typedef struct example {

@@ -10,18 +10,35 @@
 
 /* ---------------------------------------------------------------- helpers */
 
+/* The elements of dx (NHWC: the c channels of each pixel, xs apart). */
+#define FOR_EACH_DX(g, i, ...)                                                 \
+  do {                                                                         \
+    const size_t px_ =                                                         \
+        (g)->layout == SIMDPOOL_NHWC ? (g)->n * (g)->h * (g)->w : 1;           \
+    const size_t run_ = (g)->layout == SIMDPOOL_NHWC                           \
+                            ? (g)->c                                           \
+                            : (g)->n * (g)->c * (g)->h * (g)->w;               \
+    for (size_t p_ = 0; p_ < px_; p_++)                                        \
+      for (size_t i = p_ * (g)->xs; i < p_ * (g)->xs + run_; i++) {            \
+        __VA_ARGS__                                                            \
+      }                                                                        \
+  } while (0)
+
 /* dx = +0.0f over the whole tensor. */
 static void zero_dx(const sp_geom *g, float *dx) {
-  size_t count = g->n * g->c * g->h * g->w;
-  for (size_t i = 0; i < count; i++)
-    dx[i] = 0.0f;
+  FOR_EACH_DX(g, i, dx[i] = 0.0f;);
 }
 
 /* Every NaN that arithmetic left in dx becomes the canonical NaN. */
 static void canonicalize_dx(const sp_geom *g, float *dx) {
-  size_t count = g->n * g->c * g->h * g->w;
-  for (size_t i = 0; i < count; i++)
-    dx[i] = sp_canonical(dx[i]);
+  FOR_EACH_DX(g, i, dx[i] = sp_canonical(dx[i]););
+}
+
+void sp_clamp_scalar(float *y, size_t pixels, size_t c, size_t stride, float lo,
+                     float hi) {
+  for (size_t p = 0; p < pixels; p++)
+    for (size_t i = p * stride; i < p * stride + c; i++)
+      y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
 }
 
 /* ---------------------------------------------------------------- MAX */
@@ -29,14 +46,17 @@ static void canonicalize_dx(const sp_geom *g, float *dx) {
 void sp_maxpool_fwd_scalar(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
+      sp_plane pi = sp_plane_of(g, n, c, g->oh, g->ow);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           sp_winner best = sp_max_window(g, io->x, px, oy, ox);
           size_t o = py.base + (oy * g->ow + ox) * py.step;
           io->y[o] = io->x[px.base + best.flat * px.step];
-          sp_store_index(io->indices, g->index_type, o, best.flat, best.tap);
+          sp_store_index(io->indices, g->index_type,
+                         pi.base + (oy * g->ow + ox) * pi.step, best.flat,
+                         best.tap);
         }
       }
     }
@@ -47,8 +67,8 @@ void sp_maxpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           sp_winner best = sp_max_window(g, io->x, px, oy, ox);
@@ -65,11 +85,12 @@ void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
+      sp_plane pi = sp_plane_of(g, n, c, g->oh, g->ow);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
-          size_t o = py.base + (oy * g->ow + ox) * py.step;
+          size_t o = pi.base + (oy * g->ow + ox) * pi.step;
           size_t flat;
           if (g->index_type == SIMDPOOL_INDEX_U8) {
             /* The tap number names the window position; dispatch checked
@@ -81,7 +102,8 @@ void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
           } else {
             flat = sp_load_flat_index(io->indices, g->index_type, o);
           }
-          io->dx[px.base + flat * px.step] += io->dy[o];
+          io->dx[px.base + flat * px.step] +=
+              io->dy[py.base + (oy * g->ow + ox) * py.step];
         }
       }
     }
@@ -95,8 +117,9 @@ void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
 void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
+      sp_plane pi = sp_plane_of(g, n, c, g->oh, g->ow);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           size_t f00 = (2 * oy) * g->w + 2 * ox, f01 = f00 + 1;
@@ -110,11 +133,11 @@ void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
           float top = top_right ? a01 : a00;
           float bottom = bottom_right ? a11 : a10;
           int lower = sp_max_replaces(bottom, top);
-          size_t o = py.base + (oy * g->ow + ox) * py.step;
-          io->y[o] = lower ? bottom : top;
+          io->y[py.base + (oy * g->ow + ox) * py.step] = lower ? bottom : top;
           size_t tap = lower ? 2 + (size_t)bottom_right : (size_t)top_right;
           size_t flat = f00 + (tap >> 1) * g->w + (tap & 1);
-          sp_store_index(io->indices, g->index_type, o, flat, tap);
+          sp_store_index(io->indices, g->index_type,
+                         pi.base + (oy * g->ow + ox) * pi.step, flat, tap);
         }
       }
     }
@@ -126,8 +149,8 @@ void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
 void sp_avgpool_fwd_scalar(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++)
           io->y[py.base + (oy * g->ow + ox) * py.step] =
@@ -141,8 +164,8 @@ void sp_avgpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           float share = io->dy[py.base + (oy * g->ow + ox) * py.step] /
@@ -169,8 +192,8 @@ void sp_avgpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
 void sp_avgpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           size_t f00 = (2 * oy) * g->w + 2 * ox;
@@ -192,8 +215,8 @@ void sp_avgpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
 void sp_lppool_fwd_scalar(const sp_geom *g, const sp_io *io) {
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
       for (size_t oy = 0; oy < g->oh; oy++)
         for (size_t ox = 0; ox < g->ow; ox++)
           io->y[py.base + (oy * g->ow + ox) * py.step] =
@@ -207,8 +230,8 @@ void sp_lppool_bwd_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
-      sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
+      sp_plane px = sp_plane_x(g, n, c);
+      sp_plane py = sp_plane_y(g, n, c);
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           float dy = io->dy[py.base + (oy * g->ow + ox) * py.step];

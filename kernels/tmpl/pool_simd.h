@@ -332,6 +332,68 @@ static inline size_t in_count(const sp_geom *g) {
   return g->n * g->c * g->h * g->w;
 }
 
+/* zero_tensor, canonicalize and all_finite over `pixels` pixels of c
+ * channels, `stride` elements apart (NHWC pixel strides): only the c
+ * channels of each pixel are touched. */
+static inline void zero_px(float *p, size_t pixels, size_t c, size_t stride) {
+  if (stride == c) {
+    zero_tensor(p, pixels * c);
+    return;
+  }
+  for (size_t i = 0; i < pixels; i++)
+    zero_tensor(p + i * stride, c);
+}
+
+static inline void canonicalize_px(float *p, size_t pixels, size_t c,
+                                   size_t stride) {
+  if (stride == c) {
+    canonicalize(p, pixels * c);
+    return;
+  }
+  for (size_t i = 0; i < pixels; i++)
+    canonicalize(p + i * stride, c);
+}
+
+static inline int all_finite_px(const float *p, size_t pixels, size_t c,
+                                size_t stride) {
+  if (stride == c)
+    return all_finite(p, pixels * c);
+  int ok = 1;
+  for (size_t i = 0; i < pixels; i++)
+    ok &= all_finite(p + i * stride, c);
+  return ok;
+}
+
+/* NHWC dx: the whole tensor zeroed or canonicalized. */
+static inline void zero_dx_nhwc(const sp_geom *g, float *dx) {
+  zero_px(dx, g->n * g->h * g->w, g->c, g->xs);
+}
+
+static inline void canonicalize_dx_nhwc(const sp_geom *g, float *dx) {
+  canonicalize_px(dx, g->n * g->h * g->w, g->c, g->xs);
+}
+
+/* Forward's output clamp (sp_clamp_fn) at this ISA's width: v < lo gives
+ * lo, v > hi gives hi, anything else (NaN included) stays, bit for bit. */
+void SP_FN(sp_clamp)(float *y, size_t pixels, size_t c, size_t stride, float lo,
+                     float hi) {
+  if (stride == c) {
+    c *= pixels;
+    pixels = 1;
+  }
+  const vf vlo = vf_set1(lo), vhi = vf_set1(hi);
+  for (size_t p = 0; p < pixels; p++) {
+    float *row = y + p * stride;
+    for (size_t i = 0; i < c; i += SP_VL) {
+      const size_t cn = c - i < SP_VL ? c - i : SP_VL;
+      vf v = load_lanes(row + i, cn);
+      v = vf_select(vm_lt(v, vlo), v, vlo);
+      v = vf_select(vm_gt(v, vhi), v, vhi);
+      store_lanes(row + i, v, cn);
+    }
+  }
+}
+
 /* ================================================================ NHWC
  * Lanes over channels: every lane shares the window, so tap validity and
  * the AVG divisor are uniform and no lane ever needs a bounds check. */
@@ -376,7 +438,7 @@ static inline size_t tap_flat(const sp_geom *g, const window *win, size_t ki,
 static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
                                 const window *win, size_t c, size_t cn,
                                 int track, simdpool_index_type it, vi *t) {
-  const size_t C = g->c;
+  const size_t C = g->xs; /* the x pixel step */
   if (!track) {
     /* Without NaN after the first tap, max(v, m) is the MAX step exactly;
      * a lane that met one reruns the block with compare-and-select. */
@@ -453,7 +515,7 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
  * NaN needs the exact path. */
 SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
                      size_t c, float *y, int track, void *ind, size_t o) {
-  const size_t C = g->c;
+  const size_t C = g->xs; /* the x pixel step */
   const simdpool_index_type it = g->index_type;
   vf m[NHWC_UNROLL];
   vi t[NHWC_UNROLL];
@@ -502,7 +564,7 @@ SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
 static inline void sum4_nhwc(const sp_geom *g, const float *xn,
                              const window *win, size_t c, int lp, int kind,
                              vf acc[NHWC_UNROLL]) {
-  const size_t C = g->c;
+  const size_t C = g->xs; /* the x pixel step */
   vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
   for (size_t ki = win->ki0; ki < win->ki1; ki++) {
     for (size_t kj = win->kj0; kj < win->kj1; kj++) {
@@ -531,22 +593,23 @@ SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
                                   int track) {
   const size_t C = g->c;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * C;
+    const float *xn = io->x + n * g->h * g->w * g->xs;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        float *y = io->y + px * g->ys;
         size_t c = 0;
-        while (
-            c + NHWC_UNROLL * SP_VL <= C &&
-            max4_nhwc(g, xn, &win, c, io->y + o + c, track, io->indices, o + c))
+        while (c + NHWC_UNROLL * SP_VL <= C &&
+               max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c))
           c += NHWC_UNROLL * SP_VL;
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi t;
           const vf m =
               max_block_nhwc(g, xn, &win, c, cn, track, g->index_type, &t);
-          store_lanes(io->y + o + c, m, cn);
+          store_lanes(y + c, m, cn);
           if (track)
             store_index(io->indices, g->index_type, o + c, t, cn);
         }
@@ -567,8 +630,8 @@ void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
  * never to NaN). Tested as each row is first used, while it is in cache. */
 static inline int dy_row_finite(const sp_geom *g, const sp_io *io, size_t n,
                                 size_t oy) {
-  const size_t len = g->ow * g->c;
-  return all_finite(io->dy + (n * g->oh + oy) * len, len);
+  return all_finite_px(io->dy + (n * g->oh + oy) * g->ow * g->ys, g->ow, g->c,
+                       g->ys);
 }
 
 /* MAX backward, NHWC: outputs in order; each output adds dy to the tap its
@@ -580,16 +643,19 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
   /* Recomputed winners are tap numbers; read ones use the index type. */
   const simdpool_index_type it =
       from_indices ? g->index_type : SIMDPOOL_INDEX_U8;
-  zero_tensor(io->dx, in_count(g));
+  const size_t XS = g->xs;
+  zero_dx_nhwc(g, io->dx);
   int finite = 1; /* every dy so far; tested a row at a time, in cache */
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = from_indices ? NULL : io->x + n * g->h * g->w * C;
-    float *dxn = io->dx + n * g->h * g->w * C;
+    const float *xn = from_indices ? NULL : io->x + n * g->h * g->w * XS;
+    float *dxn = io->dx + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        const float *dyp = io->dy + px * g->ys;
         /* The window's taps, once for all channel blocks: where each one
          * is in dx and the index value that names it. */
         enum { MAX_TAPS = 64 };
@@ -600,7 +666,7 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++, ntaps++) {
               const size_t flat = tap_flat(g, &win, ki, kj);
-              off[ntaps] = flat * C;
+              off[ntaps] = flat * XS;
               val[ntaps] = index_value(it, ki * g->kw + kj, flat);
             }
           }
@@ -612,7 +678,7 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
             t = load_index(io->indices, it, o + c, cn);
           else
             max_block_nhwc(g, xn, &win, c, cn, 1, it, &t);
-          const vf dy = load_lanes(io->dy + o + c, cn);
+          const vf dy = load_lanes(dyp + c, cn);
           if (ntaps) {
             float *base = dxn + c;
             for (size_t k = 0; k < ntaps; k++) {
@@ -629,7 +695,7 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
               const size_t flat = tap_flat(g, &win, ki, kj);
               const vm hit =
                   vm_eq_i(t, vi_set1(index_value(it, ki * g->kw + kj, flat)));
-              float *p = dxn + flat * C + c;
+              float *p = dxn + flat * XS + c;
               store_lanes(
                   p, vf_add(load_lanes(p, cn), vf_select(hit, vf_zero(), dy)),
                   cn);
@@ -640,7 +706,7 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
     }
   }
   if (!finite)
-    canonicalize(io->dx, in_count(g));
+    canonicalize_dx_nhwc(g, io->dx);
 }
 
 /* MAX backward, NHWC, undilated windows at least as wide as their stride
@@ -659,7 +725,7 @@ SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
  * 3x3/stride-2 window (the ResNet stem). */
 SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
                                      int from_x, int k3) {
-  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs;
   const size_t KH = k3 ? 3 : g->kh, KW = k3 ? 3 : g->kw;
   const size_t SH = k3 ? 2 : g->sh, SW = k3 ? 2 : g->sw;
   const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
@@ -671,12 +737,14 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
   oy1 = oy1 < g->oh ? oy1 : g->oh;
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = from_x ? io->x + n * H * W * C : NULL;
-    float *dxn = io->dx + n * H * W * C;
+    const float *xn = from_x ? io->x + n * H * W * XS : NULL;
+    float *dxn = io->dx + n * H * W * XS;
     for (size_t oy = oy0; oy < oy1; oy++) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        const float *dyp = io->dy + px * g->ys;
         const window win = window_at(g, oy, ox);
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -685,7 +753,7 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
             max_block_nhwc(g, xn, &win, c, cn, 1, it, &key);
           else
             key = load_index(io->indices, it, o + c, cn);
-          const vf dy = load_lanes(io->dy + o + c, cn);
+          const vf dy = load_lanes(dyp + c, cn);
           /* The window's valid rows inside the band. */
           const ptrdiff_t r0 = (ptrdiff_t)R0 - win.iy,
                           r1 = (ptrdiff_t)R1 - win.iy;
@@ -698,7 +766,7 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
               const size_t ix = (size_t)(win.ix + (ptrdiff_t)kj);
               const int32_t val = (int32_t)(u8 ? ki * KW + kj : iy * W + ix);
               const vf t = vf_select(vm_eq_i(key, vi_set1(val)), vf_zero(), dy);
-              float *p = dxn + (iy * W + ix) * C + c;
+              float *p = dxn + (iy * W + ix) * XS + c;
               const int first = first_row && (ox == 0 || kj + SW >= KW);
               store_lanes(p, vf_add(first ? vf_zero() : load_lanes(p, cn), t),
                           cn);
@@ -712,15 +780,15 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
     const size_t end_x = (g->ow - 1) * SW + KW - g->pl;
     const size_t rows = end_y < R1 ? end_y : R1, cols = end_x < W ? end_x : W;
     for (size_t iy = R0; iy < rows && cols < W; iy++)
-      zero_tensor(dxn + (iy * W + cols) * C, (W - cols) * C);
+      zero_px(dxn + (iy * W + cols) * XS, W - cols, C, XS);
     if (rows < R1) {
       const size_t from = rows > R0 ? rows : R0;
-      zero_tensor(dxn + from * W * C, (R1 - from) * W * C);
+      zero_px(dxn + from * W * XS, (R1 - from) * W, C, XS);
     }
   }
   if (!finite)
     for (size_t n = 0; n < g->n; n++)
-      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
 
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
@@ -761,11 +829,12 @@ static inline int bwd_gather_fits(const sp_geom *g) {
   return ((g->kh - 1) * g->dh + g->sh) / g->sh <= GATHER_MAX;
 }
 
-/* dy of one channel block of output o where the index names `val`, else 0. */
-SP_HOT vf gather_term(const sp_io *io, simdpool_index_type it, size_t o, vi val,
-                      size_t cn) {
+/* dy of one channel block (dy element od, index element o) where the index
+ * names `val`, else 0. */
+SP_HOT vf gather_term(const sp_io *io, simdpool_index_type it, size_t o,
+                      size_t od, vi val, size_t cn) {
   const vm hit = vm_eq_i(load_index(io->indices, it, o, cn), val);
-  return vf_select(hit, vf_zero(), load_lanes(io->dy + o, cn));
+  return vf_select(hit, vf_zero(), load_lanes(io->dy + od, cn));
 }
 
 /* The index value that names input pixel ix (flat: its position in the
@@ -783,7 +852,7 @@ SP_HOT int gather_value(const sp_geom *g, simdpool_index_type it, size_t yk,
 
 static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
                                                const sp_io *io) {
-  const size_t C = g->c;
+  const size_t C = g->c, XS = g->xs, YS = g->ys;
   const simdpool_index_type it = g->index_type;
   /* Every dy row tested so far; each output row covers an input row (its
    * window holds one, plan.c), so by the last input row all are. */
@@ -802,12 +871,12 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
         const size_t ry = iy + g->pt - oy * g->sh;
         if (g->dh > 1 && ry % g->dh)
           continue;
-        yo[ny] = (n * g->oh + oy) * g->ow * C;
+        yo[ny] = (n * g->oh + oy) * g->ow; /* its first pixel */
         yk[ny++] = (g->dh == 1 ? ry : ry / g->dh) * g->kw;
       }
       cover cv = {0, 0};
-      float *drow = io->dx + (n * g->h + iy) * g->w * C;
-      for (size_t ix = 0; ix < g->w; ix++, drow += C) {
+      float *drow = io->dx + (n * g->h + iy) * g->w * XS;
+      for (size_t ix = 0; ix < g->w; ix++, drow += XS) {
         cover_advance(&cv, ix, g->pl, g->sw, g->kw, g->dw, g->ow);
         const size_t flat = iy * g->w + ix;
         size_t c = 0;
@@ -818,11 +887,15 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
               vi v;
               if (!gather_value(g, it, yk[k], ix, ox, flat, &v))
                 continue;
-              const size_t o = yo[k] + ox * C + c;
-              a0 = vf_add(a0, gather_term(io, it, o, v, SP_VL));
-              a1 = vf_add(a1, gather_term(io, it, o + SP_VL, v, SP_VL));
-              a2 = vf_add(a2, gather_term(io, it, o + 2 * SP_VL, v, SP_VL));
-              a3 = vf_add(a3, gather_term(io, it, o + 3 * SP_VL, v, SP_VL));
+              const size_t o = (yo[k] + ox) * C + c;
+              const size_t od = (yo[k] + ox) * YS + c;
+              a0 = vf_add(a0, gather_term(io, it, o, od, v, SP_VL));
+              a1 = vf_add(a1,
+                          gather_term(io, it, o + SP_VL, od + SP_VL, v, SP_VL));
+              a2 = vf_add(a2, gather_term(io, it, o + 2 * SP_VL, od + 2 * SP_VL,
+                                          v, SP_VL));
+              a3 = vf_add(a3, gather_term(io, it, o + 3 * SP_VL, od + 3 * SP_VL,
+                                          v, SP_VL));
             }
           }
           vf_store(drow + c, a0);
@@ -837,7 +910,8 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
             for (size_t ox = cv.lo; ox < cv.hi; ox++) {
               vi v;
               if (gather_value(g, it, yk[k], ix, ox, flat, &v))
-                a = vf_add(a, gather_term(io, it, yo[k] + ox * C + c, v, cn));
+                a = vf_add(a, gather_term(io, it, (yo[k] + ox) * C + c,
+                                          (yo[k] + ox) * YS + c, v, cn));
             }
           }
           store_lanes(drow + c, a, cn);
@@ -846,7 +920,7 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
     }
   }
   if (!finite)
-    canonicalize(io->dx, in_count(g));
+    canonicalize_dx_nhwc(g, io->dx);
 }
 
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
@@ -867,22 +941,21 @@ void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  const size_t C = g->c;
+  const size_t C = g->c, XS = g->xs;
   const divisor full = divisor_set1((float)(g->kh * g->kw));
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * C;
+    const float *xn = io->x + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const divisor div = window_divisor(g, &win, oy, ox, &full);
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        float *y = io->y + ((n * g->oh + oy) * g->ow + ox) * g->ys;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
           vf acc[NHWC_UNROLL];
           sum4_nhwc(g, xn, &win, c, 0, 0, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
-            vf_store(io->y + o + c + (size_t)u * SP_VL,
-                     avg_result(acc[u], &div));
+            vf_store(y + c + (size_t)u * SP_VL, avg_result(acc[u], &div));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -890,8 +963,8 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           for (size_t ki = win.ki0; ki < win.ki1; ki++)
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
               acc = vf_add(
-                  acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * C + c, cn));
-          store_lanes(io->y + o + c, avg_result(acc, &div), cn);
+                  acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * XS + c, cn));
+          store_lanes(y + c, avg_result(acc, &div), cn);
         }
       }
     }
@@ -933,7 +1006,7 @@ static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
 SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
                                     size_t cb) {
   _Alignas(64) float ring[AVG_NHWC_SCRATCH];
-  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
   const size_t rows = (g->kh - 1) / g->sh + 1, slot = g->ow * cb;
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
   const divisor full = divisor_set1((float)(g->kh * g->kw));
@@ -943,7 +1016,7 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
   for (size_t n = 0; n < g->n; n++) {
     for (size_t oy = oy0; oy < oy1; oy++)
       finite &= dy_row_finite(g, io, n, oy);
-    float *dxn = io->dx + n * H * W * C;
+    float *dxn = io->dx + n * H * W * XS;
     for (size_t c0 = 0; c0 < C; c0 += cb) {
       const size_t cs = C - c0 < cb ? C - c0 : cb;
       const size_t nb = (cs + SP_VL - 1) / SP_VL;
@@ -955,8 +1028,8 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
           filled = rv.lo;
         for (; filled < rv.hi; filled++) {
           float *s = ring + (filled % rows) * slot;
-          const float *dy = io->dy + (n * g->oh + filled) * g->ow * C + c0;
-          for (size_t ox = 0; ox < g->ow; ox++, s += cb, dy += C) {
+          const float *dy = io->dy + (n * g->oh + filled) * g->ow * YS + c0;
+          for (size_t ox = 0; ox < g->ow; ox++, s += cb, dy += YS) {
             const window win = window_at(g, filled, ox);
             const divisor div = window_divisor(g, &win, filled, ox, &full);
             for (size_t b = 0; b < nb; b++) {
@@ -971,8 +1044,8 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
           sl[oy - rv.lo] = ring + (oy % rows) * slot;
         const size_t m = rv.hi - rv.lo;
         cover cv = {0, 0};
-        float *d = dxn + iy * W * C + c0;
-        for (size_t ix = 0; ix < W; ix++, d += C) {
+        float *d = dxn + iy * W * XS + c0;
+        for (size_t ix = 0; ix < W; ix++, d += XS) {
           cover_advance(&cv, ix, g->pl, g->sw, g->kw, 1, g->ow);
           if (nb == NHWC_UNROLL && cs == nb * SP_VL) {
             vf acc[NHWC_UNROLL];
@@ -1001,13 +1074,13 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
   }
   if (!finite)
     for (size_t n = 0; n < g->n; n++)
-      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
 
 /* Dilated windows: outputs in order, each adding its share to its taps
  * inside the band, after the band is zeroed. */
 SP_HOT void avgpool_bwd_nhwc_scatter(const sp_geom *g, const sp_io *io) {
-  const size_t C = g->c, H = g->h, W = g->w;
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs;
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
   const divisor full = divisor_set1((float)(g->kh * g->kw));
   size_t oy0 = 0, oy1 = g->oh;
@@ -1015,23 +1088,23 @@ SP_HOT void avgpool_bwd_nhwc_scatter(const sp_geom *g, const sp_io *io) {
     rows_covering(g, R0, R1, &oy0, &oy1);
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
-    float *dxn = io->dx + n * H * W * C;
-    zero_tensor(dxn + R0 * W * C, (R1 - R0) * W * C);
+    float *dxn = io->dx + n * H * W * XS;
+    zero_px(dxn + R0 * W * XS, (R1 - R0) * W, C, XS);
     for (size_t oy = oy0; oy < oy1; oy++) {
       finite &= dy_row_finite(g, io, n, oy);
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
         const divisor div = window_divisor(g, &win, oy, ox, &full);
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const float *dyp = io->dy + ((n * g->oh + oy) * g->ow + ox) * g->ys;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          const vf share = div_by(load_lanes(io->dy + o + c, cn), &div);
+          const vf share = div_by(load_lanes(dyp + c, cn), &div);
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             const size_t iy = (size_t)(win.iy + (ptrdiff_t)(ki * g->dh));
             if (iy < R0 || iy >= R1)
               continue;
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
-              float *p = dxn + tap_flat(g, &win, ki, kj) * C + c;
+              float *p = dxn + tap_flat(g, &win, ki, kj) * XS + c;
               store_lanes(p, vf_add(load_lanes(p, cn), share), cn);
             }
           }
@@ -1041,7 +1114,7 @@ SP_HOT void avgpool_bwd_nhwc_scatter(const sp_geom *g, const sp_io *io) {
   }
   if (!finite)
     for (size_t n = 0; n < g->n; n++)
-      canonicalize(io->dx + (n * H + R0) * W * C, (R1 - R0) * W * C);
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
 
 void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
@@ -1063,7 +1136,7 @@ static inline vf lp_block_nhwc(const sp_geom *g, const float *xn,
       acc = vf_add(
           acc,
           lp_term_v(kind, pv,
-                    load_lanes(xn + tap_flat(g, win, ki, kj) * g->c + c, cn)));
+                    load_lanes(xn + tap_flat(g, win, ki, kj) * g->xs + c, cn)));
   return lp_root_v(kind, inv_p, acc);
 }
 
@@ -1071,23 +1144,23 @@ void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c;
   const int kind = lp_kind(g->p);
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * C;
+    const float *xn = io->x + n * g->h * g->w * g->xs;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        float *y = io->y + ((n * g->oh + oy) * g->ow + ox) * g->ys;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
           vf acc[NHWC_UNROLL];
           sum4_nhwc(g, xn, &win, c, 1, kind, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
-            vf_store(io->y + o + c + (size_t)u * SP_VL,
+            vf_store(y + c + (size_t)u * SP_VL,
                      vcanon(lp_root_v(kind, 1.0f / g->p, acc[u])));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          store_lanes(io->y + o + c,
-                      vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind)), cn);
+          store_lanes(y + c, vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind)),
+                      cn);
         }
       }
     }
@@ -1095,19 +1168,19 @@ void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_lppool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  const size_t C = g->c;
+  const size_t C = g->c, XS = g->xs;
   const int kind = lp_kind(g->p);
-  zero_tensor(io->dx, in_count(g));
+  zero_dx_nhwc(g, io->dx);
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * C;
-    float *dxn = io->dx + n * g->h * g->w * C;
+    const float *xn = io->x + n * g->h * g->w * XS;
+    float *dxn = io->dx + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const window win = window_at(g, oy, ox);
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const float *dyp = io->dy + ((n * g->oh + oy) * g->ow + ox) * g->ys;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          const vf dy = load_lanes(io->dy + o + c, cn);
+          const vf dy = load_lanes(dyp + c, cn);
           const vf gr =
               kind == LP_ONE
                   ? dy
@@ -1115,7 +1188,7 @@ void SP_FN(sp_lppool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
                               lp_block_nhwc(g, xn, &win, c, cn, kind));
           for (size_t ki = win.ki0; ki < win.ki1; ki++) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++) {
-              const size_t e = tap_flat(g, &win, ki, kj) * C + c;
+              const size_t e = tap_flat(g, &win, ki, kj) * XS + c;
               const vf q = lp_share_v(kind, g->p, gr, load_lanes(xn + e, cn));
               store_lanes(dxn + e, vf_add(load_lanes(dxn + e, cn), q), cn);
             }
@@ -1124,7 +1197,7 @@ void SP_FN(sp_lppool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
       }
     }
   }
-  canonicalize(io->dx, in_count(g));
+  canonicalize_dx_nhwc(g, io->dx);
 }
 
 /* ================================================================ NCHW
@@ -1952,6 +2025,7 @@ static inline sp_geom lop_geom(const sp_geom *g, int has_idx) {
   gs.layout = SIMDPOOL_NHWC;
   gs.n = 1;
   gs.c = SP_VL;
+  gs.xs = gs.ys = SP_VL; /* dense */
   if (has_idx && g->index_type != SIMDPOOL_INDEX_U8)
     gs.index_type = SIMDPOOL_INDEX_I32;
   return gs;
@@ -2337,7 +2411,7 @@ void SP_FN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
 SP_HOT vf tap3_nhwc(const sp_geom *g, const float *const r[3], size_t k,
                     ptrdiff_t ix, size_t c, size_t cn) {
   return r[k] && ix >= 0 && (size_t)ix < g->w
-             ? load_lanes(r[k] + (size_t)ix * g->c + c, cn)
+             ? load_lanes(r[k] + (size_t)ix * g->xs + c, cn)
              : vf_zero();
 }
 
@@ -2350,14 +2424,14 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
                               const float *const r[3], size_t ox, size_t end,
                               size_t c, size_t cn, int in, vf *a0, vf *a1,
                               vf *a2, vf *b0, vf *b1, vf *b2, float *yrow) {
-  const size_t C = g->c;
+  const size_t C = g->xs, YS = g->ys; /* x and y pixel steps */
   if (in && ox < end) {
     /* Software-pipelined: each step sums its window, then divides the one
      * before, whose sum is ready, so divisions do not wait on additions. */
     const float *p0 =
         r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
     const float *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
-    float *y = yrow + ox * C + c;
+    float *y = yrow + ox * YS + c;
     vf t0 = load_lanes(p0, cn), t1 = load_lanes(p1, cn),
        t2 = load_lanes(p2, cn);
     vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
@@ -2377,7 +2451,7 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
       const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
       store_lanes(y, avg_result(prev, dv), cn);
       prev = sum;
-      y += C;
+      y += YS;
     }
     store_lanes(y, avg_result(prev, dv), cn);
     *a0 = *b0;
@@ -2403,7 +2477,7 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
     }
     const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
     const divisor *v = in ? dv : &dv[3 - sp_avg_taps_w(g, ox)];
-    store_lanes(yrow + ox * C + c, avg_result(sum, v), cn);
+    store_lanes(yrow + ox * YS + c, avg_result(sum, v), cn);
     *a0 = *b0;
     *a1 = *b1;
     *a2 = *b2;
@@ -2445,17 +2519,18 @@ static inline void avg3x3s1_nhwc(const sp_geom *g, const sp_io *io) {
   for (size_t j = 0; j < 3; j++)
     for (size_t k = 0; k < 3; k++)
       s3.dv[j][k] = divisor_set1((float)((3 - j) * (3 - k)));
-  const size_t C = g->c;
+  const size_t C = g->c, XS = g->xs;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * C;
+    const float *xn = io->x + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       const float *r[3];
       for (size_t i = 0; i < 3; i++) {
         const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
-        r[i] = iy >= 0 && (size_t)iy < g->h ? xn + (size_t)iy * g->w * C : NULL;
+        r[i] =
+            iy >= 0 && (size_t)iy < g->h ? xn + (size_t)iy * g->w * XS : NULL;
       }
       const size_t ny = sp_avg_taps_h(g, oy);
-      float *yrow = io->y + (n * g->oh + oy) * g->ow * C;
+      float *yrow = io->y + (n * g->oh + oy) * g->ow * g->ys;
       size_t c = 0;
       for (; c + SP_VL <= C; c += SP_VL)
         avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, SP_VL, yrow);
@@ -2958,26 +3033,28 @@ SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
 }
 
 SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
-  const size_t C = g->c;
+  const size_t C = g->c, XS = g->xs;
   const int kind = lp_kind(g->p);
   const float pv = g->p, inv_p = 1.0f / g->p;
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * C;
+    const float *xn = io->x + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const size_t f00 = 2 * oy * g->w + 2 * ox;
-        const float *p00 = xn + f00 * C, *p10 = p00 + g->w * C;
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const float *p00 = xn + f00 * XS, *p10 = p00 + g->w * XS;
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        float *yp = io->y + px * g->ys;
         const vi base = vi_set1((int32_t)f00);
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          vi tap;
+          vi tap = vi_set1(0); /* set by MAX with track */
           const vf y =
               fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
-                     load_lanes(p00 + C + c, cn), load_lanes(p10 + c, cn),
-                     load_lanes(p10 + C + c, cn), &tap);
-          store_lanes(io->y + o + c, y, cn);
+                     load_lanes(p00 + XS + c, cn), load_lanes(p10 + c, cn),
+                     load_lanes(p10 + XS + c, cn), &tap);
+          store_lanes(yp + c, y, cn);
           if (method == P2_MAX && track)
             store_index(io->indices, g->index_type, o + c,
                         tap_to_index(g, tap, base), cn);
@@ -3084,44 +3161,45 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
 }
 
 SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
-  const size_t C = g->c, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
+  const size_t C = g->c, XS = g->xs, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x ? io->x + n * g->h * g->w * C : NULL;
-    float *dxn = io->dx + n * g->h * g->w * C;
+    const float *xn = io->x ? io->x + n * g->h * g->w * XS : NULL;
+    float *dxn = io->dx + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const size_t f00 = 2 * oy * g->w + 2 * ox;
-        const size_t o = ((n * g->oh + oy) * g->ow + ox) * C;
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        const float *dyp = io->dy + px * g->ys;
         const vi base = vi_set1((int32_t)f00);
-        float *d00 = dxn + f00 * C, *d10 = d00 + g->w * C;
+        float *d00 = dxn + f00 * XS, *d10 = d00 + g->w * XS;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi tap = vi_set1(0);
           if (mode == BWD_MAX) {
-            const float *p00 = xn + f00 * C + c, *p10 = p00 + g->w * C;
-            max2x2(load_lanes(p00, cn), load_lanes(p00 + C, cn),
-                   load_lanes(p10, cn), load_lanes(p10 + C, cn), &tap);
+            const float *p00 = xn + f00 * XS + c, *p10 = p00 + g->w * XS;
+            max2x2(load_lanes(p00, cn), load_lanes(p00 + XS, cn),
+                   load_lanes(p10, cn), load_lanes(p10 + XS, cn), &tap);
           } else if (mode == BWD_MAX_IDX) {
             tap = index_to_tap(
                 g, load_index(io->indices, g->index_type, o + c, cn), base);
           }
-          const vf share = bwd2x2_share(mode, load_lanes(io->dy + o + c, cn));
+          const vf share = bwd2x2_share(mode, load_lanes(dyp + c, cn));
           vm m00, m01, m10, m11;
           bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
           const vf z = vf_zero();
           store_lanes(d00 + c, vf_select(m00, z, share), cn);
-          store_lanes(d00 + C + c, vf_select(m01, z, share), cn);
+          store_lanes(d00 + XS + c, vf_select(m01, z, share), cn);
           store_lanes(d10 + c, vf_select(m10, z, share), cn);
-          store_lanes(d10 + C + c, vf_select(m11, z, share), cn);
+          store_lanes(d10 + XS + c, vf_select(m11, z, share), cn);
         }
       }
       if (cov_w < g->w) {
-        zero_tensor(dxn + (2 * oy * g->w + cov_w) * C, (g->w - cov_w) * C);
-        zero_tensor(dxn + ((2 * oy + 1) * g->w + cov_w) * C,
-                    (g->w - cov_w) * C);
+        zero_px(dxn + (2 * oy * g->w + cov_w) * XS, g->w - cov_w, C, XS);
+        zero_px(dxn + ((2 * oy + 1) * g->w + cov_w) * XS, g->w - cov_w, C, XS);
       }
     }
-    zero_tensor(dxn + cov_h * g->w * C, (g->h - cov_h) * g->w * C);
+    zero_px(dxn + cov_h * g->w * XS, (g->h - cov_h) * g->w, C, XS);
   }
 }
 
