@@ -265,7 +265,9 @@ void build_specs() {
     for (const OpVariant &op : cs.ops) {
       sp_geom g;
       std::string err;
-      if (!resolve(cs, op, SIMDPOOL_NCHW, &g, &err)) {
+      OpVariant dense = op; // the bytes: those of the same dense op
+      dense.slice = 1;
+      if (!resolve(cs, dense, SIMDPOOL_NCHW, &g, &err)) {
         std::fprintf(stderr, "simdpool_bench: case %s/%s rejected: %s\n",
                      cs.name.c_str(), op.name.c_str(), err.c_str());
         g_failures++;
@@ -636,7 +638,9 @@ std::string compare_peer(const Workspace &ws, const PeerOp &op,
   if (op.writes_indices()) {
     if (ws.op.index_type != SIMDPOOL_INDEX_I64 || ws.idx.empty())
       return "the peer writes I64 indices the case does not have";
-    if (!(bad = compare_i64(ws.idx.data(), ws.ref_idx.data(), ws.out)).empty())
+    if (!(bad = compare_i64(ws.idx.data(), ws.ref_idx.data(),
+                            ws.idx.bytes() / sizeof(int64_t)))
+             .empty())
       return bad;
     *detail += ", I64 indices equal";
   }
@@ -680,16 +684,17 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   if (!resolve(cs, op, layout, &ws.g, &ws.error))
     return ws;
   const sp_geom &g = ws.g;
-  ws.in = g.n * g.c * g.h * g.w;
-  ws.out = g.n * g.c * g.oh * g.ow;
+  ws.in = sp_x_elems(&g); /* a channel slice spans its gaps too */
+  ws.out = sp_y_elems(&g);
   const size_t isz = sp_index_size(op.index_type);
   ws.x.reset(ws.in * sizeof(float));
   ws.dx.reset(ws.in * sizeof(float));
   ws.y.reset(ws.out * sizeof(float));
   ws.dy.reset(ws.out * sizeof(float));
-  if (isz) {
-    ws.idx.reset(ws.out * isz);
-    ws.ref_idx.reset(ws.out * isz);
+  if (isz) { // indices are dense: one per output element
+    const size_t outs = g.n * g.c * g.oh * g.ow;
+    ws.idx.reset(outs * isz);
+    ws.ref_idx.reset(outs * isz);
   }
   fill_random(ws.x.f(), ws.in, seed_of(cs.name));
   fill_random(ws.dy.f(), ws.out, seed_of(cs.name) + 1);
@@ -702,12 +707,16 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
     return ws;
   }
   simdpool_status st = SIMDPOOL_OK;
+  // The reference's outputs start as poison_outputs() leaves the variants'
+  // (a channel slice's gaps must come out as they went in).
   if (op.call == Call::Forward) {
     ws.ref_out.reset(ws.out * sizeof(float));
+    std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
     st = simdpool_forward(plan, ws.x.f(), ws.ref_out.f(),
                           isz ? ws.ref_idx.data() : nullptr);
   } else {
     ws.ref_out.reset(ws.in * sizeof(float));
+    std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
     if (op.call == Call::BackwardIdx) // indices of the forward pass
       st = simdpool_forward(plan, ws.x.f(), ws.y.f(), ws.idx.data());
     if (st == SIMDPOOL_OK) {

@@ -78,6 +78,12 @@ std::string peers_init() {
 bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
                    simdpool_layout layout, std::string *why) {
   (void)cs, (void)op, (void)layout;
+  if (op.slice > 1 || op.clamp) {
+    // XNNPACK has both (pixel strides, output_min/max); not wired here.
+    if (why)
+      *why = "channel-slice and clamp variants are timed for simdpool only";
+    return false;
+  }
   switch (p) {
   case Peer::OneDNN:
 #ifdef SPBENCH_HAVE_ONEDNN

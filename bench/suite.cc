@@ -24,6 +24,18 @@ OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx) {
   return op;
 }
 
+OpVariant sliced(OpVariant op, size_t slice) {
+  op.slice = slice;
+  op.name += "_slice" + std::to_string(slice);
+  return op;
+}
+
+OpVariant clamped(OpVariant op) {
+  op.clamp = true;
+  op.name += "_clamp6";
+  return op;
+}
+
 namespace {
 
 Case pool2d(const char *name, const char *note, simdpool_method m, size_t n,
@@ -91,6 +103,11 @@ std::vector<Case> build_suite() {
   Case vgg =
       pool2d("vgg_max2", "VGG pool1, max 2x2/s2", MAX, 1, 64, 224, 2, 2, 0);
   vgg.ops = max_ops(true);
+  // What embedding costs: a channel slice (pixel strides 2c) and the clamp.
+  vgg.ops.push_back(sliced(vgg.ops[0], 2));
+  vgg.ops.push_back(clamped(vgg.ops[0]));
+  vgg.ops.push_back(
+      sliced(make_op(MAX, Call::BackwardIdx, SIMDPOOL_INDEX_I64), 2));
   s.push_back(vgg);
 
   Case batch = out_of_cache(pool2d("batch_max2", "batch sized, max 2x2/s2", MAX,
@@ -101,6 +118,10 @@ std::vector<Case> build_suite() {
   Case stem = pool2d("stem_max3", "ResNet stem, max 3x3/s2/pad 1", MAX, 1, 64,
                      112, 3, 2, 1);
   stem.ops = max_ops(false);
+  stem.ops.push_back(sliced(stem.ops[2], 2)); // forward with I64
+  stem.ops.push_back(clamped(stem.ops[0]));
+  stem.ops.push_back(
+      sliced(make_op(MAX, Call::BackwardIdx, SIMDPOOL_INDEX_I64), 2));
   s.push_back(stem);
 
   Case small =
@@ -111,7 +132,10 @@ std::vector<Case> build_suite() {
   Case incep = pool2d("incep_avg3", "Inception, avg 3x3/s1/pad 1, pad excluded",
                       AVG, 1, 192, 28, 3, 1, 1);
   incep.count_include_pad = 0;
-  incep.ops = {make_op(AVG, fwd, none), make_op(AVG, bwd, none)};
+  incep.ops = {make_op(AVG, fwd, none), make_op(AVG, bwd, none),
+               sliced(make_op(AVG, fwd, none), 2),
+               clamped(make_op(AVG, fwd, none)),
+               sliced(make_op(AVG, bwd, none), 2)};
   s.push_back(incep);
 
   Case vgga = pool2d("vgg_avg2", "avg 2x2/s2", AVG, 1, 64, 224, 2, 2, 0);
@@ -289,11 +313,23 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
   d.p = cs.p;
   d.index_type = op.index_type;
   d.isa = isa;
+  if (op.slice > 1 && layout == SIMDPOOL_NHWC)
+    d.x_pixel_stride = d.y_pixel_stride = op.slice * cs.c;
+  if (op.clamp) {
+    d.clamp = 1;
+    d.clamp_min = 0.0f;
+    d.clamp_max = 6.0f;
+  }
   return d;
 }
 
 bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
              sp_geom *g, std::string *err) {
+  if (op.slice > 1 && layout == SIMDPOOL_NCHW) {
+    if (err)
+      *err = "channel slices are NHWC only";
+    return false;
+  }
   const simdpool_desc d = make_desc(cs, op, layout, SIMDPOOL_ISA_SCALAR);
   if (sp_resolve_geom(&d, g) != SIMDPOOL_OK) {
     if (err)

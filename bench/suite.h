@@ -28,7 +28,17 @@ struct OpVariant {
   simdpool_method method = SIMDPOOL_MAX;
   Call call = Call::Forward;
   simdpool_index_type index_type = SIMDPOOL_INDEX_NONE;
+  // Embedding variants (#17): NHWC only, x and y a channel slice of a tensor
+  // slice times as wide (pixel strides slice * c; 1: dense), and a forward
+  // output clamp to [0, 6] (ReLU6). Their bytes are the dense ones.
+  size_t slice = 1;
+  bool clamp = false;
 };
+
+// The op with x and y channel slices of a tensor `slice` times as wide
+// ("_slice2"), or with the forward clamp ("_clamp6").
+OpVariant sliced(OpVariant op, size_t slice);
+OpVariant clamped(OpVariant op);
 
 // One shape of the suite (f32). Global pooling sets kernel = h x w.
 struct Case {
