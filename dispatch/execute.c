@@ -296,7 +296,7 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {x, y, indices, NULL, NULL};
-  if (plan->clamp) /* chunk by chunk, clamping y while it is in cache */
+  if (plan->clamp) /* scalar: chunk by chunk, clamping y while in cache */
     sp_run_parallel(plan, SP_OP_FWD, &io, NULL, NULL);
   else
     sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);

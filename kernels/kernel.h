@@ -36,8 +36,10 @@ typedef struct sp_geom {
    * and c when dense (and always for NCHW). Indices are dense: their pixel
    * step is c. */
   size_t xs, ys;
-  /* Forward's output clamp [clamp_lo, clamp_hi] (clamp set), applied by
-   * dispatch after the kernel (sp_clamp_fn); kernels ignore it. */
+  /* Forward's output clamp [clamp_lo, clamp_hi] (clamp set): the SIMD
+   * forward kernels apply it as they store y (yclamp in pool_simd.h); for
+   * the scalar reference dispatch applies it after the kernel
+   * (sp_clamp_fn), and scalar kernels ignore it. */
   int clamp;
   float clamp_lo, clamp_hi;
 } sp_geom;

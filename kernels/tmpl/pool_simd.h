@@ -58,6 +58,19 @@ static inline vf vcanon(vf v) {
   return vf_select(vm_nan(v), v, vf_set1(sp_canonical(NAN)));
 }
 
+/* A forward result as it is stored: clamped to [clamp_lo, clamp_hi] when
+ * the plan has an output clamp (v < lo gives lo, v > hi gives hi, anything
+ * else, NaN included, stays: docs/semantics.md#output-clamp). Fused into
+ * every SIMD forward kernel's stores of y; the scalar reference's dispatch
+ * clamps after the kernel instead, with the same bits. */
+SP_HOT vf yclamp(const sp_geom *g, vf v) {
+  if (!g->clamp)
+    return v;
+  const vf lo = vf_set1(g->clamp_lo), hi = vf_set1(g->clamp_hi);
+  v = vf_select(vm_lt(v, lo), v, lo);
+  return vf_select(vm_gt(v, hi), v, hi);
+}
+
 SP_HOT vf load_lanes(const float *p, size_t n) {
   return n == SP_VL ? vf_load(p) : vf_load_n(p, n);
 }
@@ -553,7 +566,7 @@ SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
   if (vm_any(bad))
     return 0;
   for (size_t u = 0; u < NHWC_UNROLL; u++) {
-    vf_store(y + u * SP_VL, m[u]);
+    vf_store(y + u * SP_VL, yclamp(g, m[u]));
     if (track)
       store_index(ind, it, o + u * SP_VL, t[u], SP_VL);
   }
@@ -609,7 +622,7 @@ SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
           vi t;
           const vf m =
               max_block_nhwc(g, xn, &win, c, cn, track, g->index_type, &t);
-          store_lanes(y + c, m, cn);
+          store_lanes(y + c, yclamp(g, m), cn);
           if (track)
             store_index(io->indices, g->index_type, o + c, t, cn);
         }
@@ -955,7 +968,8 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           vf acc[NHWC_UNROLL];
           sum4_nhwc(g, xn, &win, c, 0, 0, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
-            vf_store(y + c + (size_t)u * SP_VL, avg_result(acc[u], &div));
+            vf_store(y + c + (size_t)u * SP_VL,
+                     yclamp(g, avg_result(acc[u], &div)));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -964,7 +978,7 @@ void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
               acc = vf_add(
                   acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * XS + c, cn));
-          store_lanes(y + c, avg_result(acc, &div), cn);
+          store_lanes(y + c, yclamp(g, avg_result(acc, &div)), cn);
         }
       }
     }
@@ -1155,12 +1169,13 @@ void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           sum4_nhwc(g, xn, &win, c, 1, kind, acc);
           for (int u = 0; u < NHWC_UNROLL; u++)
             vf_store(y + c + (size_t)u * SP_VL,
-                     vcanon(lp_root_v(kind, 1.0f / g->p, acc[u])));
+                     yclamp(g, vcanon(lp_root_v(kind, 1.0f / g->p, acc[u]))));
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          store_lanes(y + c, vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind)),
-                      cn);
+          store_lanes(
+              y + c, yclamp(g, vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind))),
+              cn);
         }
       }
     }
@@ -1752,7 +1767,7 @@ SP_HOT void max_row_nchw(const sp_geom *g, const sp_io *io, const float *xp,
     const block b = block_at(g, in, oy, ki0, ki1, ox, cnt);
     vi t;
     const vf m = max_block_nchw(g, xp, &b, track, g->index_type, &t);
-    store_lanes(io->y + orow + ox, m, cnt);
+    store_lanes(io->y + orow + ox, yclamp(g, m), cnt);
     if (track)
       store_index(io->indices, g->index_type, orow + ox, t, cnt);
   }
@@ -1859,6 +1874,7 @@ SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
  * or the flat positions of the pair's first window row, iy0 * w (iy0 =
  * 2oy - 1 may be -1: only a valid tap can win). */
 typedef struct out3x3s2 {
+  const sp_geom *g; /* its output clamp */
   float *y;
   void *ind;
   simdpool_index_type it;
@@ -1875,7 +1891,8 @@ SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t ox0, size_t cnt,
                          const out3x3s2 *out, size_t o, int32_t rowbase,
                          int track, vm *bad) {
   if (!track) {
-    store_lanes(out->y + o, vf_max_x86(f[2], vf_max_x86(f[1], f[0])), cnt);
+    store_lanes(out->y + o,
+                yclamp(out->g, vf_max_x86(f[2], vf_max_x86(f[1], f[0]))), cnt);
     return;
   }
   const int u8 = out->it == SIMDPOOL_INDEX_U8;
@@ -1884,7 +1901,7 @@ SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t ox0, size_t cnt,
   const vf m = max3_track(f[0], kc[0], f[1], vi_add(kc[1], vi_set1(kr)), f[2],
                           vi_add(kc[2], vi_set1(2 * kr)), &tap);
   *bad = vm_or(*bad, vm_and(vm_eq(m, vf_set1(-INFINITY)), vm_range(0, cnt)));
-  store_lanes(out->y + o, m, cnt);
+  store_lanes(out->y + o, yclamp(out->g, m), cnt);
   if (!u8) /* + the flat position of each lane's window corner */
     tap = vi_add(tap, vi_ramp(rowbase + 2 * (int32_t)ox0 - 1, 2));
   store_index(out->ind, out->it, o, tap, cnt);
@@ -1935,9 +1952,13 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
                        ? xp + (iy1 - 1) * g->w
                        : NULL;
         }
-        const out3x3s2 out = {
-            io->y,           io->indices, g->index_type,
-            ybase + oy * ow, (int32_t)w,  (int32_t)(2 * oy * w) - (int32_t)w};
+        const out3x3s2 out = {g,
+                              io->y,
+                              io->indices,
+                              g->index_type,
+                              ybase + oy * ow,
+                              (int32_t)w,
+                              (int32_t)(2 * oy * w) - (int32_t)w};
         vm bad = vm_range(0, 0);
         size_t ox0 = 0;
         if (wide) {
@@ -2167,8 +2188,8 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
         for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
                           : col_div(g, cd, bi, slot, ny[r], acc[r]);
-          store_lanes(yp + (oy + r) * g->ow + ox0 + bx, lp ? vcanon(y) : y,
-                      cnt);
+          store_lanes(yp + (oy + r) * g->ow + ox0 + bx,
+                      yclamp(g, lp ? vcanon(y) : y), cnt);
         }
       }
     }
@@ -2221,7 +2242,7 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
                      : inner;
         y = avg_result(acc, &bd);
       }
-      store_lanes(io->y + orow + ox, lp ? vcanon(y) : y, cnt);
+      store_lanes(io->y + orow + ox, yclamp(g, lp ? vcanon(y) : y), cnt);
     }
   });
 }
@@ -2242,6 +2263,7 @@ void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
  * call, d = ny * nx, are few: s3->dv[3 - ny][k] (k: the kind of block, NCHW;
  * 3 - nx, NHWC). */
 typedef struct sums3 {
+  const sp_geom *g; /* its output clamp */
   divisor dv[3][3];
   vm first[3], last[3]; /* NCHW: the lanes where tap kj is inside the row */
 } sums3;
@@ -2315,7 +2337,8 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
   /* All sums first: the rows' chains of additions overlap, and no
    * division waits in the middle of them. */
   for (size_t r = 0; r < nr; r++)
-    store_lanes(y + r * ow, avg_result(sum[r], &dv[r][kind]), cnt);
+    store_lanes(y + r * ow, yclamp(s3->g, avg_result(sum[r], &dv[r][kind])),
+                cnt);
 }
 
 /* The blocks of a group of nr rows (p, dv, y as for the block). */
@@ -2348,6 +2371,7 @@ static inline void avg3x3s1_nchw(const sp_geom *g, const sp_io *io) {
   const size_t ow = g->ow, first = ow < SP_VL ? ow : SP_VL;
   const size_t olast = ow < SP_VL ? 0 : ow - SP_VL;
   sums3 s3;
+  s3.g = g;
   for (size_t j = 0; j < 3; j++) {
     const vf ny = vf_set1((float)(3 - j));
     s3.dv[j][0] = divisor_of(vf_mul(ny, cols3_factor(g, 0, first)));
@@ -2449,11 +2473,11 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
       t1 = load_lanes(p1, cn);
       t2 = load_lanes(p2, cn);
       const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
-      store_lanes(y, avg_result(prev, dv), cn);
+      store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
       prev = sum;
       y += YS;
     }
-    store_lanes(y, avg_result(prev, dv), cn);
+    store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
     *a0 = *b0;
     *a1 = *b1;
     *a2 = *b2;
@@ -2477,7 +2501,7 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
     }
     const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
     const divisor *v = in ? dv : &dv[3 - sp_avg_taps_w(g, ox)];
-    store_lanes(yrow + ox * YS + c, avg_result(sum, v), cn);
+    store_lanes(yrow + ox * YS + c, yclamp(g, avg_result(sum, v)), cn);
     *a0 = *b0;
     *a1 = *b1;
     *a2 = *b2;
@@ -2516,6 +2540,7 @@ SP_HOT void avg3x3s1_nhwc_row(const sp_geom *g, const sums3 *s3,
 static inline void avg3x3s1_nhwc(const sp_geom *g, const sp_io *io) {
   const row_span in = interior_cols(g);
   sums3 s3;
+  s3.g = g;
   for (size_t j = 0; j < 3; j++)
     for (size_t k = 0; k < 3; k++)
       s3.dv[j][k] = divisor_set1((float)((3 - j) * (3 - k)));
@@ -3003,7 +3028,7 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   load_pairs(r1, cnt, &a10, &a11);
   vi tap;
   const vf y = fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, &tap);
-  store_lanes(io->y + o, y, cnt);
+  store_lanes(io->y + o, yclamp(g, y), cnt);
   if (method == P2_MAX && track) {
     const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
     store_index(io->indices, g->index_type, o, tap_to_index(g, tap, base), cnt);
@@ -3054,7 +3079,7 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
               fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
                      load_lanes(p00 + XS + c, cn), load_lanes(p10 + c, cn),
                      load_lanes(p10 + XS + c, cn), &tap);
-          store_lanes(yp + c, y, cn);
+          store_lanes(yp + c, yclamp(g, y), cn);
           if (method == P2_MAX && track)
             store_index(io->indices, g->index_type, o + c,
                         tap_to_index(g, tap, base), cn);
@@ -3452,7 +3477,7 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
   for (size_t k = 0; k < ng; k++) {
     const size_t o = p0 + k * SP_VL;
     if (method == G_MAX) {
-      store_lanes(io->y + o, acc[k], cnt);
+      store_lanes(io->y + o, yclamp(g, acc[k]), cnt);
       /* The window is the plane: tap number and flat position coincide. */
       if (track)
         store_index(io->indices, g->index_type, o, idx[k], cnt);
@@ -3460,7 +3485,7 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
       const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
                                   : avg_result(acc[k], &dv);
-      store_lanes(io->y + o, method == G_LP ? vcanon(y) : y, cnt);
+      store_lanes(io->y + o, yclamp(g, method == G_LP ? vcanon(y) : y), cnt);
     }
   }
 }
