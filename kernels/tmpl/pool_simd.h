@@ -641,6 +641,14 @@ void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 /* NHWC: whether output row oy of batch n has only finite dy (a NaN in dx
  * can only come from a dy that is not finite: finite sums overflow to inf,
  * never to NaN). Tested as each row is first used, while it is in cache. */
+/* The output rows whose windows reach dx rows [r0, r1): [*oy0, *oy1). */
+static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
+                                 size_t *oy0, size_t *oy1) {
+  *oy0 = r0 + g->pt >= g->kh ? (r0 + g->pt - g->kh) / g->sh + 1 : 0;
+  const size_t e = (r1 + g->pt + g->sh - 1) / g->sh;
+  *oy1 = e < g->oh ? e : g->oh;
+}
+
 static inline int dy_row_finite(const sp_geom *g, const sp_io *io, size_t n,
                                 size_t oy) {
   return all_finite_px(io->dy + (n * g->oh + oy) * g->ow * g->ys, g->ow, g->c,
@@ -744,10 +752,8 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
   const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
   const int u8 = it == SIMDPOOL_INDEX_U8;
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
-  /* The output rows whose windows reach rows [R0, R1). */
-  const size_t oy0 = R0 + g->pt >= KH ? (R0 + g->pt - KH) / SH + 1 : 0;
-  size_t oy1 = (R1 + g->pt + SH - 1) / SH;
-  oy1 = oy1 < g->oh ? oy1 : g->oh;
+  size_t oy0, oy1; /* the output rows whose windows reach rows [R0, R1) */
+  rows_covering(g, R0, R1, &oy0, &oy1);
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = from_x ? io->x + n * H * W * XS : NULL;
@@ -1007,14 +1013,6 @@ static inline size_t avg_nhwc_slab(const sp_geom *g) {
   while (cb > SP_VL && rows * g->ow * cb > AVG_NHWC_SCRATCH)
     cb -= SP_VL;
   return rows * g->ow * cb <= AVG_NHWC_SCRATCH ? cb : 0;
-}
-
-/* The output rows whose windows reach dx rows [r0, r1): [*oy0, *oy1). */
-static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
-                                 size_t *oy0, size_t *oy1) {
-  *oy0 = r0 + g->pt >= g->kh ? (r0 + g->pt - g->kh) / g->sh + 1 : 0;
-  const size_t e = (r1 + g->pt + g->sh - 1) / g->sh;
-  *oy1 = e < g->oh ? e : g->oh;
 }
 
 SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
