@@ -2887,7 +2887,7 @@ SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
 
 void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   avg_ring r;
-  if (g->sw < g->kw && avg_ring_of(g, &r))
+  if (avg_ring_of(g, &r)) /* stride 1 along overlapping rows */
     avgpool_bwd_nchw_gather(g, io, &r);
   else
     bwd_nchw_body(g, io, BWD_AVG);
