@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # .ci/test.sh — the README's test command: installs what is missing, then runs the whole
 # test suite: a release build (then its tests again under qemu-x86_64 as Nehalem and
-# Haswell, and a consumer project built against it), an ASan+UBSan build (failing on any
-# report), the threading tests under ThreadSanitizer, an aarch64 cross build (NEON) run
-# under qemu-user, and the libFuzzer target for 60 s.
+# Haswell, and a consumer project built against it), a build without SLEEF and its
+# tests, an ASan+UBSan build (failing on any report), the threading tests under
+# ThreadSanitizer, an aarch64 cross build (NEON) run under qemu-user, and the libFuzzer
+# target for 60 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh
@@ -16,6 +17,16 @@ meson setup build-test --buildtype=release --werror
 ninja -C build-test
 meson test -C build-test --print-errorlogs --num-processes 2
 cat build-test/meson-logs/testlog.txt | grep -E "^(Running suite|[0-9]+%: Checks)" || true
+
+echo "== a build without SLEEF (-Dsleef=disabled): LP with other p UNSUPPORTED, the rest works =="
+rm -rf build-nosleef
+meson setup build-nosleef --buildtype=release --werror -Dsleef=disabled -Dbench=disabled
+ninja -C build-nosleef
+meson test -C build-nosleef --print-errorlogs --num-processes 2
+grep -q "Requires.private:.*sleef" build-nosleef/meson-private/simdpool.pc &&
+  { echo "no-SLEEF build: simdpool.pc still requires sleef" >&2; exit 1; }
+nm -D --undefined-only build-nosleef/libsimdpool.so | grep -qi sleef &&
+  { echo "no-SLEEF build: libsimdpool.so still needs a SLEEF symbol" >&2; exit 1; }
 
 echo "== older x86 CPUs under qemu-x86_64 (Nehalem, Haswell) =="
 bash .ci/oldcpu.sh build-test

@@ -361,6 +361,15 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
                    "index_type=%s with method=%s: indices exist only for MAX",
                    sp_index_type_name(d->index_type),
                    sp_method_name(d->method));
+#if !SP_HAVE_SLEEF
+  if (d->method == SIMDPOOL_LP && isfinite(d->p) && d->p > 0.0f &&
+      d->p != 1.0f && d->p != 2.0f)
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "p=%g: LP pooling with p other than 1 and 2 needs SLEEF, "
+                   "which this build of simdpool was configured without "
+                   "(-Dsleef=disabled or not found)",
+                   (double)d->p);
+#endif
   if (d->method == SIMDPOOL_LP && !(isfinite(d->p) && d->p > 0.0f))
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "p=%g: LP pooling needs a finite p > 0", (double)d->p);

@@ -8,9 +8,23 @@
 #include <stdint.h>
 #include <string.h>
 
+#if SP_HAVE_SLEEF
 #include <sleef.h>
+#endif
 
 #include "kernel.h"
+
+/* x^y as LP with p other than 1 and 2 defines it: SLEEF's no-FMA
+ * Sleef_powf1_u10purec. Without SLEEF plan creation rejects such plans
+ * (UNSUPPORTED), so no kernel reaches the NaN below. */
+static inline float sp_powf(float x, float y) {
+#if SP_HAVE_SLEEF
+  return Sleef_powf1_u10purec(x, y);
+#else
+  (void)x, (void)y;
+  return NAN;
+#endif
+}
 
 /* The MAX step (docs/semantics.md#max-forward): does v replace the max m? */
 static inline int sp_max_replaces(float v, float m) {
@@ -221,7 +235,7 @@ static inline float sp_lp_term(float p, float v) {
     return v;
   if (p == 2.0f)
     return v * v;
-  return Sleef_powf1_u10purec(v, p);
+  return sp_powf(v, p);
 }
 
 static inline float sp_lp_root(float p, float a) {
@@ -229,7 +243,7 @@ static inline float sp_lp_root(float p, float a) {
     return a;
   if (p == 2.0f)
     return sqrtf(a);
-  return Sleef_powf1_u10purec(a, 1.0f / p);
+  return sp_powf(a, 1.0f / p);
 }
 
 /* y of one LP window, before NaN canonicalization. */

@@ -17,6 +17,10 @@
 
 #include "simdpool.h"
 
+#ifndef EXPECT_SLEEF
+#error "EXPECT_SLEEF must be 0 or 1 (tests/meson.build sets it)"
+#endif
+
 static int failures, passed, skipped;
 
 #define MAX_CELLS 12
@@ -206,7 +210,8 @@ typedef struct example {
   const char *call; /* NULL: simdpool_plan_create */
   const char *args[MAX_TOKENS];
   int nargs;
-  int isa; /* what {isa} stands for, -1 if unused */
+  int isa;         /* what {isa} stands for, -1 if unused */
+  int other_build; /* build=no-sleef in a build with SLEEF: skipped */
 } example;
 
 /* Sets a field of d from "name=value"; 0 when the token is no field. An
@@ -289,6 +294,10 @@ static const char *parse_example(char *cell, example *ex) {
       ex->desc_null = 1;
     } else if (strcmp(name, "out") == 0 && strcmp(value, "NULL") == 0) {
       ex->out_null = 1;
+    } else if (strcmp(name, "build") == 0) {
+      if (strcmp(value, "no-sleef") != 0)
+        return "an unknown build (only build=no-sleef)";
+      ex->other_build = EXPECT_SLEEF;
     } else if (strcmp(name, "SIMDPOOL_ISA") == 0) {
       ex->env = value;
       if (strcmp(value, "missing") == 0 || strcmp(value, "unrunnable") == 0 ||
@@ -534,6 +543,12 @@ static void rejection_row(char **cells) {
   if (ex.isa == -2) {
     skipped++;
     printf("skip %s: this build and CPU have no such ISA (%s)\n", rule,
+           example_text);
+    return;
+  }
+  if (ex.other_build) {
+    skipped++;
+    printf("skip %s: it holds for another build of simdpool (%s)\n", rule,
            example_text);
     return;
   }

@@ -245,7 +245,7 @@ void sp_lppool_bwd_scalar(const sp_geom *g, const sp_io *io) {
             else if (p == 2.0f)
               gr = dy / y;
             else
-              gr = dy * Sleef_powf1_u10purec(y, 1.0f - p);
+              gr = dy * sp_powf(y, 1.0f - p);
           }
           for (size_t ki = 0; ki < g->kh; ki++) {
             ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
@@ -263,8 +263,7 @@ void sp_lppool_bwd_scalar(const sp_geom *g, const sp_io *io) {
               else if (p == 2.0f)
                 q = gr * v;
               else
-                q = (gr * sp_lp_sign(v)) *
-                    Sleef_powf1_u10purec(fabsf(v), p - 1.0f);
+                q = (gr * sp_lp_sign(v)) * sp_powf(fabsf(v), p - 1.0f);
               io->dx[e] += q;
             }
           }

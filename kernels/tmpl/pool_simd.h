@@ -145,7 +145,7 @@ static inline vf lp_pow_v(vf a, float e) {
   float lane[SP_VL];
   vf_store(lane, a);
   for (size_t i = 0; i < SP_VL; i++)
-    lane[i] = Sleef_powf1_u10purec(lane[i], e);
+    lane[i] = sp_powf(lane[i], e);
   return vf_load(lane);
 }
 
@@ -2607,7 +2607,7 @@ static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
     const float y = sp_lp_window(g, io->x, px, oy, ox);
     gr = y == 0.0f        ? 0.0f
          : kind == LP_TWO ? dy / y
-                          : dy * Sleef_powf1_u10purec(y, 1.0f - g->p);
+                          : dy * sp_powf(y, 1.0f - g->p);
   }
   size_t ki0, ki1, kj0, kj1;
   sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
@@ -2620,10 +2620,10 @@ static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
       float q = gr;
       if (mode == BWD_LP) {
         const float v = io->x[e];
-        q = kind == LP_ONE   ? gr * sp_lp_sign(v)
-            : kind == LP_TWO ? gr * v
-                             : (gr * sp_lp_sign(v)) *
-                                   Sleef_powf1_u10purec(fabsf(v), g->p - 1.0f);
+        q = kind == LP_ONE ? gr * sp_lp_sign(v)
+            : kind == LP_TWO
+                ? gr * v
+                : (gr * sp_lp_sign(v)) * sp_powf(fabsf(v), g->p - 1.0f);
       }
       io->dx[e] += q;
     }
