@@ -23,7 +23,12 @@
  *   E x5     method, layout, padding, index_type, isa (enum bytes, below)
  *   V        SIMDPOOL_ISA during this input: 1..5 scalar, sse41, avx2,
  *            avx512, neon; 6 auto; 7 an unknown name; anything else leaves
- *            the environment alone
+ *            the environment alone. Bit 0x80: the extension byte X follows
+ *            (and V & 0x7f is the above)
+ *   [X]      extension: bits 0-1 x_pixel_stride, bits 2-3 y_pixel_stride
+ *            (0: 0, dense; 1: c + a size byte of 0..4; 2: c; 3: a size byte
+ *            of 0..15, so often below c), 0x10 clamp = 1, 0x20 clamp is a raw
+ *            int32 (either: its operands follow O)
  *   S x6     n, c, h, w, kernel_h, kernel_w (size bytes, below)
  *   [S x2]   stride_h, stride_w          [S x2] dilation_h, dilation_w
  *   [S x4]   pad_top, pad_left, pad_bottom, pad_right
@@ -33,6 +38,10 @@
  *            of y, dx and indices in elements; 0x10 AVG backward gets x =
  *            NULL; 0x20 backward from indices gets x = NULL; bits 6-7 the
  *            number of index corruptions minus 1
+ *   [S] [S]  x_pixel_stride's and y_pixel_stride's size bytes (modes 1, 3)
+ *   [i32]    clamp (0x20)                [B x2] clamp_min, clamp_max: a byte
+ *            b < 0xF0 gives the clamp table's b % 16 (±0, ±inf, ±FLT_MAX,
+ *            NaN, ...), else raw 32-bit pattern follows
  *   data     x (n*c*h*w floats), dy (n*c*oh*ow floats), then the index
  *            corruptions, each: position (2 bytes), kind (1 byte), operands
  * Descriptor bytes past the end of the input read as 0; data bytes past the
@@ -290,6 +299,39 @@ static float dec_float(reader *r) {
   return bits_float((uint32_t)data_le(r, 4));
 }
 
+/* Clamp bounds: both signs of the interesting values, and NaN (rejected). */
+static const uint32_t clamp_bits[16] = {
+    0xff800000, 0x7f800000, 0x80000000, 0x00000000, /* -inf, +inf, -0, +0 */
+    0xbf800000, 0x3f800000, 0x3f000000, 0xbf000000, /* -1, 1, 0.5, -0.5 */
+    0x40c00000, 0xc0c00000, 0x7f7fffff, 0xff7fffff, /* 6, -6, ±FLT_MAX */
+    0x00000001, 0x40000000, 0xc0800000, 0x7fc00000, /* denormal, 2, -4, NaN */
+};
+
+static float dec_bound(reader *r) {
+  const uint8_t b = desc_u8(r);
+  return b < 0xF0 ? bits_float(clamp_bits[b % 16])
+                  : bits_float((uint32_t)desc_le(r, 4));
+}
+
+/* A pixel stride of extension mode m (the X byte's two bits). */
+static size_t dec_pixel_stride(reader *r, unsigned m, size_t c) {
+  switch (m) {
+  case 1:
+    return c + dec_size(r, 0, 5); /* a special size may wrap: rejected */
+  case 2:
+    return c;
+  case 3:
+    return dec_size(r, 0, 16);
+  default:
+    return 0;
+  }
+}
+
+/* Bits of the V and X bytes. */
+#define V_EXT 0x80u
+#define X_CLAMP 0x10u
+#define X_CLAMP_RAW 0x20u
+
 /* Option bits of the O byte. */
 #define OPT_AVG_NULL_X 0x10u
 #define OPT_IDX_NULL_X 0x20u
@@ -315,6 +357,11 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
   d->index_type = (simdpool_index_type)dec_enum(r, 4);
   d->isa = (simdpool_isa)dec_enum(r, 6);
   *env_sel = desc_u8(r);
+  unsigned x = 0;
+  if (*env_sel & V_EXT) {
+    *env_sel &= ~V_EXT;
+    x = desc_u8(r);
+  }
   d->n = dec_size(r, 1, 3);
   d->c = dec_size(r, 1, 12);
   d->h = dec_size(r, 1, 12);
@@ -351,6 +398,13 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
                                          : 0;
   d->p = dec_p(r);
   *opts = desc_u8(r);
+  d->x_pixel_stride = dec_pixel_stride(r, x & 3u, d->c);
+  d->y_pixel_stride = dec_pixel_stride(r, (x >> 2) & 3u, d->c);
+  if (x & (X_CLAMP | X_CLAMP_RAW)) {
+    d->clamp = (x & X_CLAMP_RAW) ? (int)as_i32(desc_le(r, 4)) : 1;
+    d->clamp_min = dec_bound(r);
+    d->clamp_max = dec_bound(r);
+  }
 }
 
 static void describe(const simdpool_desc *d, const char *env) {
@@ -358,12 +412,15 @@ static void describe(const simdpool_desc *d, const char *env) {
            "method=%d layout=%d n=%zu c=%zu h=%zu w=%zu kernel=%zux%zu "
            "stride=%zux%zu dilation=%zux%zu padding=%d pads(t,l,b,r)=%zu,%zu,"
            "%zu,%zu ceil_mode=%d count_include_pad=%d p=%a index_type=%d "
-           "isa=%d SIMDPOOL_ISA=%s",
+           "isa=%d SIMDPOOL_ISA=%s pixel_strides(x,y)=%zu,%zu clamp=%d "
+           "[%a, %a]",
            (int)d->method, (int)d->layout, d->n, d->c, d->h, d->w, d->kernel_h,
            d->kernel_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w,
            (int)d->padding, d->pad_top, d->pad_left, d->pad_bottom,
            d->pad_right, d->ceil_mode, d->count_include_pad, (double)d->p,
-           (int)d->index_type, (int)d->isa, env ? env : "(unset)");
+           (int)d->index_type, (int)d->isa, env ? env : "(unset)",
+           d->x_pixel_stride, d->y_pixel_stride, d->clamp, (double)d->clamp_min,
+           (double)d->clamp_max);
 }
 
 /* ------------------------------------------------------------ buffers */
@@ -586,7 +643,10 @@ typedef struct fuzz {
   reader *r;
   unsigned opts;
   size_t oh, ow, in_n, out_n, isz;
-  int has_idx;
+  /* NHWC pixel strides in elements (c when dense; 1 and unused in NCHW),
+   * pixels of x and y, and the elements x/dx and y/dy span */
+  size_t xs, ys, in_px, out_px, x_span, y_span;
+  int has_idx, clamped;
   buf x, dy, idx_good, idx_bad; /* inputs */
   buf y, idx, dx;               /* outputs */
   /* the scalar reference's results */
@@ -683,6 +743,26 @@ static void corrupt_indices(fuzz *f) {
   }
 }
 
+/* The elements between the pixels of a strided y or dx (stride > c) must
+ * hold what the buffer was filled with; they are then zeroed, so that
+ * results written over different fills compare equal. */
+static void settle_gaps(const fuzz *f, buf *b, size_t stride, size_t pixels,
+                        unsigned char fill, const char *what) {
+  const size_t c = f->d.c, gap = (stride - c) * sizeof(float);
+  if (stride <= c)
+    return;
+  for (size_t px = 0; px + 1 < pixels; px++) {
+    unsigned char *g = b->data + (px * stride + c) * sizeof(float);
+    if (!all_bytes(g, gap, fill)) {
+      const size_t i = first_other(g, gap, fill);
+      fail("%s: element %zu between pixels %zu and %zu (stride %zu, c %zu) "
+           "written: byte 0x%02x, was 0x%02x",
+           what, c + i / sizeof(float), px, px + 1, stride, c, g[i], fill);
+    }
+    memset(g, 0, gap);
+  }
+}
+
 static void save_or_compare(int ref_first, unsigned char *ref, const buf *b,
                             size_t elem, const char *what) {
   if (ref_first)
@@ -719,8 +799,9 @@ static void check_1x1_oracle(const fuzz *f) {
           for (size_t cj = 0; cj < (nhwc ? d->c : 1); cj++, o++) {
             const size_t ch = nhwc ? cj : ci;
             const size_t iy = oy * d->stride_h, ix = ox * d->stride_w;
-            const size_t at = nhwc ? ((ni * d->h + iy) * d->w + ix) * d->c + ch
+            const size_t at = nhwc ? ((ni * d->h + iy) * d->w + ix) * f->xs + ch
                                    : ((ni * d->c + ch) * d->h + iy) * d->w + ix;
+            const size_t yat = nhwc ? (o / d->c) * f->ys + o % d->c : o;
             const float v = x[at];
             uint32_t want;
             if (d->method == SIMDPOOL_MAX) {
@@ -732,12 +813,19 @@ static void check_1x1_oracle(const fuzz *f) {
                                                         : sqrtf(a * a);
               want = isnan(r) ? 0x7fc00000u : float_bits(r);
             }
+            if (f->clamped) {
+              const float rv = bits_float(want);
+              if (rv < d->clamp_min)
+                want = float_bits(d->clamp_min);
+              else if (rv > d->clamp_max)
+                want = float_bits(d->clamp_max);
+            }
             uint32_t got;
-            memcpy(&got, f->y.data + o * sizeof(float), sizeof got);
+            memcpy(&got, f->y.data + yat * sizeof(float), sizeof got);
             if (got != want)
               fail("1x1 window: scalar y[%zu] = 0x%08x, expected 0x%08x "
                    "(x[%zu] = 0x%08x)",
-                   o, got, want, at, float_bits(v));
+                   yat, got, want, at, float_bits(v));
             if (d->method != SIMDPOOL_MAX || !f->has_idx)
               continue;
             const int64_t gi = idx_get(f, f->idx.data, o);
@@ -777,6 +865,7 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
     expect_status(call_forward(mode, plan, x, y, idx_out), SIMDPOOL_OK, what);
     check_guards(&f->y, "y");
     check_guards(&f->idx, "indices");
+    settle_gaps(f, &f->y, f->ys, f->out_px, fill, "y");
     const int first = ref && mode == MODE_PLAIN;
     save_or_compare(first, f->ref_y, &f->y, sizeof(float), "y");
     if (f->has_idx)
@@ -816,6 +905,13 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
       const simdpool_status st = call_backward(mode, plan, dy, ix, xb, dx);
       check_guards(&f->dx, "dx");
       const int first = ref && mode == MODE_PLAIN;
+      if (f->clamped) { /* the clamp is forward's only: never a backward */
+        expect_status(st, SIMDPOOL_INVALID_ARGUMENT, what);
+        check_untouched(&f->dx, fill, "dx");
+        continue;
+      }
+      if (st == SIMDPOOL_OK)
+        settle_gaps(f, &f->dx, f->xs, f->in_px, fill, "dx");
       if (v != BW_BAD) {
         expect_status(st, SIMDPOOL_OK, what);
       } else if (first) {
@@ -832,7 +928,7 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
     }
     /* MAX backward from forward's indices and from x pick the same
      * winners and add in the same order: the same bits. */
-    if (ref && v == BW_IDX) {
+    if (ref && v == BW_IDX && !f->clamped) {
       g_stage = "backward from indices vs from x";
       check_same(f->ref_dx_idx, f->ref_dx, f->dx.bytes, sizeof(float),
                  "dx from indices vs dx recomputed from x (scalar)");
@@ -1064,21 +1160,51 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
       mul_fits(f.out_n, taps, &work) && f.in_n <= fuzz_pool_max_elems &&
       f.out_n <= fuzz_pool_max_elems &&
       work <= 2 * fuzz_pool_max_elems - f.in_n;
+  /* Strided NHWC tensors span (pixels - 1) * stride + c elements. */
+  const int nhwc = desc->layout == SIMDPOOL_NHWC;
+  f.xs = nhwc ? (desc->x_pixel_stride ? desc->x_pixel_stride : desc->c) : 1;
+  f.ys = nhwc ? (desc->y_pixel_stride ? desc->y_pixel_stride : desc->c) : 1;
+  f.x_span = f.in_n;
+  f.y_span = f.out_n;
+  if (small && nhwc) {
+    f.in_px = f.in_n / desc->c;
+    f.out_px = f.out_n / desc->c;
+    small = mul_fits(f.in_px - 1, f.xs, &f.x_span) &&
+            mul_fits(f.out_px - 1, f.ys, &f.y_span) &&
+            (f.x_span += desc->c) <= fuzz_pool_max_elems &&
+            (f.y_span += desc->c) <= fuzz_pool_max_elems;
+  }
   if (small) {
+    f.clamped = desc->clamp == 1;
     f.has_idx = desc->index_type != SIMDPOOL_INDEX_NONE;
     f.isz = desc->index_type == SIMDPOOL_INDEX_I32   ? 4
             : desc->index_type == SIMDPOOL_INDEX_I64 ? 8
                                                      : 1;
+    /* The plans' own byte counts against this independent computation. */
+    const size_t want_bytes[5] = {
+        f.x_span * sizeof(float), f.y_span * sizeof(float),
+        f.has_idx ? f.out_n * f.isz : 0, f.y_span * sizeof(float),
+        f.x_span * sizeof(float)};
+    for (size_t i = 0; i < nplans; i++)
+      for (int t = 0; t < 5 && plans[i]; t++) {
+        const size_t got =
+            simdpool_plan_tensor_bytes(plans[i], (simdpool_tensor)t);
+        if (got != want_bytes[t])
+          fail("[%s] plan_tensor_bytes(tensor %d) = %zu, expected %zu",
+               labels[i], t, got, want_bytes[t]);
+      }
     const size_t in_mis = (f.opts & 3u) * sizeof(float);
     const size_t out_mis = (f.opts >> 2) & 3u;
-    buf_alloc(&f.x, f.in_n * sizeof(float), in_mis, 0);
-    buf_alloc(&f.dy, f.out_n * sizeof(float), in_mis, 0);
-    buf_alloc(&f.y, f.out_n * sizeof(float), out_mis * sizeof(float), 1);
-    buf_alloc(&f.dx, f.in_n * sizeof(float), out_mis * sizeof(float), 1);
+    buf_alloc(&f.x, f.x_span * sizeof(float), in_mis, 0);
+    buf_alloc(&f.dy, f.y_span * sizeof(float), in_mis, 0);
+    buf_alloc(&f.y, f.y_span * sizeof(float), out_mis * sizeof(float), 1);
+    buf_alloc(&f.dx, f.x_span * sizeof(float), out_mis * sizeof(float), 1);
+    /* The elements between strided pixels get data too (NaN, inf, ...):
+     * no result may depend on them. */
     float *xs = (float *)f.x.data, *dys = (float *)f.dy.data;
-    for (size_t i = 0; i < f.in_n; i++)
+    for (size_t i = 0; i < f.x_span; i++)
       xs[i] = dec_float(r);
-    for (size_t i = 0; i < f.out_n; i++)
+    for (size_t i = 0; i < f.y_span; i++)
       dys[i] = dec_float(r);
     f.x_copy = malloc(f.x.bytes);
     f.dy_copy = malloc(f.dy.bytes);

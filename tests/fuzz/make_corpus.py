@@ -33,7 +33,12 @@ OPT_AVG_NULL_X, OPT_IDX_NULL_X = 0x10, 0x20
 
 # Size byte flavours (base, modulus), as in decode_desc().
 FLAVOURS = {'n': (1, 3), 'c': (1, 12), 'hw': (1, 12), 'k': (1, 5), 's': (1, 4), 'd': (1, 3),
-            'pad': (0, 4)}
+            'pad': (0, 4), 'c+': (0, 5), 'stride': (0, 16)}
+# The V byte's extension bit and the X byte's clamp bits.
+V_EXT, X_CLAMP, X_CLAMP_RAW = 0x80, 0x10, 0x20
+CLAMP_BITS = [0xff800000, 0x7f800000, 0x80000000, 0x00000000, 0xbf800000, 0x3f800000,
+              0x3f000000, 0xbf000000, 0x40c00000, 0xc0c00000, 0x7f7fffff, 0xff7fffff,
+              0x00000001, 0x40000000, 0xc0800000, 0x7fc00000]
 MEDIUM = [6, 7, 8, 11, 13, 15, 16, 17, 24, 31, 32, 33, 48, 64, 65, 128]
 SPECIAL_SIZES = {0: 0xE0, 2**64 - 1: 0xE1, 2**63 - 1: 0xE2, 2**63: 0xE3, 2**31: 0xE4,
                  2**31 - 1: 0xE5, 2**32: 0xE6, 2**32 + 1: 0xE7, 255: 0xE8, 256: 0xE9,
@@ -96,9 +101,31 @@ def floats(values):
     return out
 
 
+def pixel_stride(v, c):
+    """(X byte mode, operand bytes) of a pixel stride: None dense, else elements."""
+    if v is None:
+        return 0, b''
+    if v == c:
+        return 2, b''
+    if c < v < c + 5:
+        return 1, size(v - c, 'c+')
+    return 3, size(v, 'stride')
+
+
+def bound(v):
+    """A clamp bound byte: the clamp table's index, or 0xF0 and raw bits."""
+    bits = v if isinstance(v, int) else struct.unpack('<I', struct.pack('<f', v))[0]
+    if bits in CLAMP_BITS:
+        return bytes([CLAMP_BITS.index(bits)])
+    return bytes([0xF0]) + struct.pack('<I', bits)
+
+
 def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil=None,
          padding=EXPLICIT, pads=None, ceil=0, cip=1, p=2.0, index=NONE, isa=AUTO, env=None,
-         glob=False, opts=0, data=b'', raw_ceil=None, raw_cip=None):
+         glob=False, opts=0, data=b'', raw_ceil=None, raw_cip=None, xs=None, ys=None,
+         clamp=None, raw_clamp=None):
+    """xs, ys: pixel strides in elements (None: dense); clamp: (min, max) with clamp = 1,
+    or with raw_clamp as the clamp field's raw value."""
     f = 0
     if pads is not None:
         f |= F_PADS
@@ -117,7 +144,13 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
     if glob:
         f |= F_GLOBAL
     out = bytes([f]) + enum(method, 3) + enum(layout, 2) + enum(padding, 4)
-    out += enum(index, 4) + enum(isa, 6) + bytes([ENV[env]])
+    xmode, xops = pixel_stride(xs, c)
+    ymode, yops = pixel_stride(ys, c)
+    x = xmode | ymode << 2
+    if clamp is not None:
+        x |= X_CLAMP_RAW if raw_clamp is not None else X_CLAMP
+    out += enum(index, 4) + enum(isa, 6)
+    out += bytes([ENV[env] | V_EXT, x]) if x else bytes([ENV[env]])
     out += size(n, 'n') + size(c, 'c') + size(h, 'hw') + size(w, 'hw')
     out += size(k[0], 'k') + size(k[1], 'k')
     if stride is not None:
@@ -130,7 +163,12 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
         out += struct.pack('<i', raw_ceil)
     if raw_cip is not None:
         out += struct.pack('<i', raw_cip)
-    return out + p_byte(p) + bytes([opts]) + data
+    out += p_byte(p) + bytes([opts]) + xops + yops
+    if clamp is not None:
+        if raw_clamp is not None:
+            out += struct.pack('<i', raw_clamp)
+        out += bound(clamp[0]) + bound(clamp[1])
+    return out + data
 
 
 def corruption(pos, kind, operand=b''):
@@ -200,6 +238,25 @@ SEEDS = {
     'par-rows-avg-2x2-ceil': seed(method=AVG, h=511, w=256, k=(2, 2), ceil=1, pads=(1, 0, 0, 1),
                                 cip=0),
     'par-planes-max-u8': seed(layout=NHWC, n=3, c=64, h=32, w=32, index=U8),
+    # NHWC pixel strides (a channel slice in, a slice of a concat out) and the clamp.
+    'stride-max-3x3s2p1-i64': seed(layout=NHWC, c=5, h=9, w=8, k=(3, 3), stride=(2, 2),
+                                   pads=(1, 1, 1, 1), index=I64, xs=8, ys=7),
+    'stride-max-2x2s2-u8-slice': seed(layout=NHWC, c=17, h=6, w=10, index=U8, xs=21, ys=17),
+    'stride-avg-3x3s1p1-wide': seed(method=AVG, layout=NHWC, c=16, h=7, w=7, k=(3, 3),
+                                    stride=(1, 1), pads=(1, 1, 1, 1), xs=19, ys=20),
+    'stride-lp-p2-out': seed(method=LP, layout=NHWC, c=3, h=6, w=6, p=2.0, ys=4),
+    'clamp-max-relu6-i32': seed(c=3, h=8, w=8, index=I32, clamp=(0.0, 6.0)),
+    'clamp-avg-nhwc-stride': seed(method=AVG, layout=NHWC, c=9, h=6, w=7, k=(3, 3),
+                                  stride=(2, 2), pads=(1, 1, 1, 1), xs=12, ys=11,
+                                  clamp=(-0.5, 0.5)),
+    'clamp-lp-point': seed(method=LP, c=2, h=6, w=6, p=1.0, clamp=(2.0, 2.0)),
+    'clamp-max-1x1-negzero': seed(layout=NHWC, c=4, h=3, w=3, k=(1, 1), clamp=(0.0, 1.0),
+                                  data=floats([NZ, PZ, NAN_A, INF, NINF, 0.5, -1.0, 2.0] * 5)),
+    'reject-stride-below-c': seed(layout=NHWC, c=8, h=4, w=4, xs=5),
+    'reject-stride-nchw': seed(c=2, h=4, w=4, ys=3),
+    'reject-clamp-nan': seed(h=4, w=4, clamp=(0.0, 0x7fc00000)),
+    'reject-clamp-empty': seed(h=4, w=4, clamp=(1.0, -1.0)),
+    'reject-clamp-raw': seed(h=4, w=4, clamp=(0.0, 1.0), raw_clamp=2),
     # plan_create must reject these cleanly (and the env/isa paths).
     'reject-raw-enums': seed(method=-1, layout=7, padding=2**31 - 1, index=-2**31, isa=99),
     'reject-huge-sizes': seed(n=2**63, c=2**64 - 1, h=2**32 + 1, w=2**31, k=(2**31 - 1, 1)),
