@@ -234,12 +234,11 @@ static simdpool_status check_backward(const simdpool_plan *plan,
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                    !dy ? "dy" : "dx");
   const sp_geom *g = &plan->geom;
-  if (g->clamp)
+  if (g->clamp) /* no floating-point work here: the bounds' text is ready */
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "%s: the plan has an output clamp (clamp_min=%g, "
-                   "clamp_max=%g), which applies to forward only: make a "
-                   "plan without one for backward",
-                   fn, (double)g->clamp_lo, (double)g->clamp_hi);
+                   "%s: the plan has an output clamp (%s), which applies to "
+                   "forward only: make a plan without one for backward",
+                   fn, plan->clamp_text);
   *op = SP_OP_BWD;
   if (indices) {
     if (g->index_type == SIMDPOOL_INDEX_NONE)

@@ -30,6 +30,10 @@ struct simdpool_plan {
   simdpool_isa isa;
   const sp_kernel_entry *kernel[SP_OP_COUNT]; /* NULL where the op is absent */
   sp_clamp_fn clamp; /* forward's output clamp at the ISA's width, or NULL */
+  /* "clamp_min=..., clamp_max=..." for backward's rejection, formatted when
+   * the plan is made: converting a subnormal bound to double at call time
+   * would raise the caller's denormal flag (and read 0 under DAZ). */
+  char clamp_text[64];
 };
 
 /* Validates d and fills g (shape math included). No kernel choice. */

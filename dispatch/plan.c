@@ -3,6 +3,7 @@
  * math (docs/semantics.md#shapes), ISA and kernel choice. */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,6 +656,9 @@ simdpool_status simdpool_plan_create(const simdpool_desc *d,
   if (!plan)
     return sp_fail(SIMDPOOL_OUT_OF_MEMORY, "cannot allocate a plan");
   plan->geom = g;
+  snprintf(plan->clamp_text, sizeof plan->clamp_text,
+           "clamp_min=%g, clamp_max=%g", (double)g.clamp_lo,
+           (double)g.clamp_hi);
   if (isa != SIMDPOOL_ISA_AUTO) {
     st = pick_all(isa, plan);
   } else {

@@ -346,6 +346,44 @@ START_TEST(large_parallel_calls_ignore_caller_env) {
 }
 END_TEST
 
+/* A rejected call does no floating-point work either: backward on a plan
+ * clamped to subnormal bounds (the message names them) leaves every caller
+ * environment as it was, the denormal status flag included, and its message
+ * does not depend on DAZ. Found by the fuzzer. */
+START_TEST(rejected_calls_leave_caller_env) {
+  simdpool_desc d;
+  simdpool_desc_init(&d, SIMDPOOL_MAX, SIMDPOOL_NHWC, 1, 3, 4, 4, 2, 2);
+  d.clamp = 1;
+  d.clamp_min = 0x1p-149f;
+  d.clamp_max = 0x1p-126f * 0.5f;
+  simdpool_plan *p = NULL;
+  ck_assert_msg(simdpool_plan_create(&d, &p) == SIMDPOOL_OK, "%s",
+                simdpool_last_error());
+  float dy[3 * 4] = {0}, x[3 * 16] = {0}, dx[3 * 16];
+  const char *want =
+      "backward: the plan has an output clamp (clamp_min=1.4013e-45, "
+      "clamp_max=5.87747e-39), which applies to forward only: make a plan "
+      "without one for backward";
+  for (size_t c = 0; c < sizeof caller_codes / sizeof caller_codes[0]; c++) {
+    const tenv env = tenv_decode(caller_codes[c]);
+    memset(dx, 0x5a, sizeof dx);
+    tenv_write(env);
+    const simdpool_status st = simdpool_backward(p, dy, NULL, x, dx);
+    const tenv after = tenv_read();
+    tenv_write(tenv_default());
+    char a[64], b[64];
+    ck_assert_int_eq(st, SIMDPOOL_INVALID_ARGUMENT);
+    ck_assert_str_eq(simdpool_last_error(), want);
+    ck_assert_msg(tenv_equal(after, env),
+                  "the caller's environment %s came back as %s",
+                  tenv_text(env, a, sizeof a), tenv_text(after, b, sizeof b));
+    for (size_t i = 0; i < sizeof dx; i++)
+      ck_assert_uint_eq(((const unsigned char *)dx)[i], 0x5a);
+  }
+  simdpool_plan_destroy(p);
+}
+END_TEST
+
 int main(void) {
   const double scale = test_random_init();
   configs = (int)(configs * scale) > 1 ? (int)(configs * scale) : 1;
@@ -368,6 +406,7 @@ int main(void) {
   tcase_add_loop_test(tc, entry_points_ignore_caller_env, 0,
                       nisa * 3 * 2 * SP_SHAPE_COUNT);
   tcase_add_loop_test(tc, large_parallel_calls_ignore_caller_env, 0, nisa);
+  tcase_add_test(tc, rejected_calls_leave_caller_env);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);
