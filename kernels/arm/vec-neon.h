@@ -134,6 +134,11 @@ static inline vf vf_abs(vf a) {
 static inline vf vf_max_x86(vf b, vf a) {
   return vbslq_f32(vcgtq_f32(b, a), b, a);
 }
+/* min(b, a) with x86 semantics: b < a ? b : a (a when either is NaN, and
+ * on ties). Not vminq_f32, for the same reasons. */
+static inline vf vf_min_x86(vf b, vf a) {
+  return vbslq_f32(vcltq_f32(b, a), b, a);
+}
 
 /* Ordered compares: false when either lane is NaN, as _CMP_*_OQ. */
 static inline vm vm_gt(vf a, vf b) {

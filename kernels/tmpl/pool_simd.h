@@ -66,9 +66,11 @@ static inline vf vcanon(vf v) {
 SP_HOT vf yclamp(const sp_geom *g, vf v) {
   if (!g->clamp)
     return v;
-  const vf lo = vf_set1(g->clamp_lo), hi = vf_set1(g->clamp_hi);
-  v = vf_select(vm_lt(v, lo), v, lo);
-  return vf_select(vm_gt(v, hi), v, hi);
+  /* lo > v ? lo : v is v < lo ? lo : v, and hi < v ? hi : v is v > hi ?
+   * hi : v, NaN v kept: x86's maxps/minps (one instruction each), which
+   * return their second operand, bits and all, when either is NaN. */
+  v = vf_max_x86(vf_set1(g->clamp_lo), v);
+  return vf_min_x86(vf_set1(g->clamp_hi), v);
 }
 
 SP_HOT vf load_lanes(const float *p, size_t n) {

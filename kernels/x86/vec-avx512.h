@@ -138,6 +138,10 @@ static inline vf vf_abs(vf a) {
 static inline vf vf_max_x86(vf b, vf a) {
   return _mm512_max_ps(b, a);
 }
+/* min(b, a) with x86 semantics: b < a ? b : a (a when either is NaN). */
+static inline vf vf_min_x86(vf b, vf a) {
+  return _mm512_min_ps(b, a);
+}
 
 static inline vm vm_gt(vf a, vf b) {
   return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
