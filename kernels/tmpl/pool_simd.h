@@ -1916,12 +1916,17 @@ SP_HOT void max3x3s2_block(const float *const row[5], size_t ox0, size_t cnt,
       mode >= FOLD_RIGHT ? fold_lanes_of(ox0, w) : (fold_lanes){{0}, {0}};
   vf f[5];
   vi kc[5];
-  for (size_t r = 0; r < (two ? 5u : 3u); r++)
+  /* The first output row as soon as its three folds are there (fewer
+   * vectors live at once), then the second. */
+  for (size_t r = 0; r < 3; r++)
     f[r] = fold3x3s2(row[r], ox0, mode, &fl, last, bad, track, &kc[r]);
   max3x3s2_out(f, kc, ox0, cnt, out, out->o + ox0, out->iy0w, track, bad);
-  if (two)
+  if (two) {
+    for (size_t r = 3; r < 5; r++)
+      f[r] = fold3x3s2(row[r], ox0, mode, &fl, last, bad, track, &kc[r]);
     max3x3s2_out(f + 2, kc + 2, ox0, cnt, out, out->o + ow + ox0,
                  out->iy0w + 2 * out->w, track, bad);
+  }
 }
 
 /* The blocks of a row pair: the first (FOLD_LEFT when its columns 0 ..
