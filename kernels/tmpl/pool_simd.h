@@ -2908,16 +2908,23 @@ void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
  * (SP_SHAPE_2X2S2). MAX reduces each row's pair first, then row 0 with row
  * 1: a tree that keeps the taps in scan order, hence the reference's bits. */
 
-/* MAX of one 2x2 block of lanes; *tap gets the winner's tap number 0..3. */
-static inline vf max2x2(vf a00, vf a01, vf a10, vf a11, vi *tap) {
+/* MAX of one 2x2 block of lanes; *won gets the winner's label, l[t] for
+ * tap t (tap numbers, or flat positions: the same selects either way). */
+static inline vf max2x2_as(vf a00, vf a01, vf a10, vf a11, const vi l[4],
+                           vi *won) {
   const vm rt = mx_replaces(a01, a00);
   const vm rb = mx_replaces(a11, a10);
   const vf top = vf_select(rt, a00, a01);
   const vf bottom = vf_select(rb, a10, a11);
   const vm rr = mx_replaces(bottom, top);
-  *tap = vi_select(rr, vi_select(rt, vi_set1(0), vi_set1(1)),
-                   vi_select(rb, vi_set1(2), vi_set1(3)));
+  *won = vi_select(rr, vi_select(rt, l[0], l[1]), vi_select(rb, l[2], l[3]));
   return vf_select(rr, top, bottom);
+}
+
+/* The same with the tap numbers 0..3. */
+static inline vf max2x2(vf a00, vf a01, vf a10, vf a11, vi *tap) {
+  const vi l[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)};
+  return max2x2_as(a00, a01, a10, a11, l, tap);
 }
 
 /* acc = (((0 + a00) + a01) + a10) + a11 of AVG or of the LP terms. */
@@ -2925,22 +2932,8 @@ static inline vf sum2x2(vf a00, vf a01, vf a10, vf a11) {
   return vf_add(vf_add(vf_add(vf_add(vf_zero(), a00), a01), a10), a11);
 }
 
-/* Tap numbers as the plan's index values: flat = base + (tap>>1)*w + (tap&1)
- * where base is the lanes' top-left input position. */
-static inline vi tap_to_index(const sp_geom *g, vi tap, vi base) {
-  if (g->index_type == SIMDPOOL_INDEX_U8)
-    return tap;
-  const int32_t w = (int32_t)g->w;
-  const vi off = vi_select(
-      vm_eq_i(tap, vi_set1(0)),
-      vi_select(vm_eq_i(tap, vi_set1(1)),
-                vi_select(vm_eq_i(tap, vi_set1(2)), vi_set1(w + 1), vi_set1(w)),
-                vi_set1(1)),
-      vi_set1(0));
-  return vi_add(base, off);
-}
-
-/* The inverse for backward from indices: the tap number of each lane. */
+/* Backward from indices: the tap number of each lane (index idx of the
+ * window at flat position base). */
 static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
     return idx;
@@ -2982,12 +2975,15 @@ enum { P2_MAX, P2_AVG, P2_LP };
 
 /* Forward 2x2/s2 of any method on one block of lanes. */
 static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
-                        vf a00, vf a01, vf a10, vf a11, vi *tap) {
+                        vf a00, vf a01, vf a10, vf a11, const vi *labels,
+                        vi *tap) {
   if (method == P2_MAX) {
     /* Without NaNs, max(b, a) = b > a ? b : a is the MAX step exactly (ties
      * keep a); a block holding a NaN takes the full compare-and-select. */
     if (!track && !vm_any(vm_or(vm_unord(a00, a01), vm_unord(a10, a11))))
       return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
+    if (labels)
+      return max2x2_as(a00, a01, a10, a11, labels, tap);
     return max2x2(a00, a01, a10, a11, tap);
   }
   if (method == P2_AVG) {
@@ -3031,13 +3027,21 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   vf a00, a01, a10, a11;
   load_pairs(r0, cnt, &a00, &a01);
   load_pairs(r1, cnt, &a10, &a11);
-  vi tap;
-  const vf y = fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, &tap);
-  store_lanes(io->y + o, yclamp(g, y), cnt);
-  if (method == P2_MAX && track) {
-    const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
-    store_index(io->indices, g->index_type, o, tap_to_index(g, tap, base), cnt);
+  /* I32/I64: the winner's flat position straight from the select tree. */
+  const int flat =
+      method == P2_MAX && track && g->index_type != SIMDPOOL_INDEX_U8;
+  vi l[4], won;
+  if (flat) {
+    l[0] = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+    l[1] = vi_add(l[0], vi_set1(1));
+    l[2] = vi_add(l[0], vi_set1((int32_t)g->w));
+    l[3] = vi_add(l[2], vi_set1(1));
   }
+  const vf y = fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11,
+                      flat ? l : NULL, &won);
+  store_lanes(io->y + o, yclamp(g, y), cnt);
+  if (method == P2_MAX && track)
+    store_index(io->indices, g->index_type, o, won, cnt);
 }
 
 /* method, track: compile-time constants. */
@@ -3076,18 +3080,21 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
         const size_t px = (n * g->oh + oy) * g->ow + ox;
         const size_t o = px * C; /* indices: dense */
         float *yp = io->y + px * g->ys;
-        const vi base = vi_set1((int32_t)f00);
+        /* The pixel's four taps as index values (U8: tap numbers). */
+        const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+        const int32_t b = u8 ? 0 : (int32_t)f00, w1 = u8 ? 2 : (int32_t)g->w;
+        const vi l[4] = {vi_set1(b), vi_set1(b + 1), vi_set1(b + w1),
+                         vi_set1(b + w1 + 1)};
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          vi tap = vi_set1(0); /* set by MAX with track */
+          vi won = vi_set1(0); /* set by MAX with track */
           const vf y =
               fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
                      load_lanes(p00 + XS + c, cn), load_lanes(p10 + c, cn),
-                     load_lanes(p10 + XS + c, cn), &tap);
+                     load_lanes(p10 + XS + c, cn), l, &won);
           store_lanes(yp + c, yclamp(g, y), cn);
           if (method == P2_MAX && track)
-            store_index(io->indices, g->index_type, o + c,
-                        tap_to_index(g, tap, base), cn);
+            store_index(io->indices, g->index_type, o + c, won, cn);
         }
       }
     }
