@@ -416,8 +416,21 @@ std::string case_legend(const Case &cs) {
   }
   if (!cs.ops.empty())
     s += "; ops";
-  for (const OpVariant &op : cs.ops)
+  size_t slice = 1;
+  for (const OpVariant &op : cs.ops) {
     s += " " + op.name;
+    slice = op.slice > slice ? op.slice : slice;
+  }
+  // A channel slice moves the bytes of the dense op, but its x and y span
+  // `slice` times as many: say where that span lives, since the copy
+  // reference (of the dense bytes) does not.
+  OpVariant sf = fwd;
+  sf.slice = slice;
+  if (slice > 1 && resolve(cs, sf, SIMDPOOL_NHWC, &g, nullptr)) {
+    const size_t span = (sp_x_elems(&g) + sp_y_elems(&g)) * sizeof(float);
+    s += "; the _slice" + std::to_string(slice) + " forward's x and y span " +
+         mib_text(span) + ": " + cache_class(span);
+  }
   return s;
 }
 
