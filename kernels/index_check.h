@@ -155,11 +155,12 @@ static inline int ic_plane_ok(const int32_t *v, int i64, size_t n,
 
 /* Larger NCHW planes: one run per output row, against per-column tables
  * (first valid column, valid columns) and the row's own first valid tap
- * qrow and valid rows na. */
-static inline int ic_row_ok(const int32_t *v, int i64, size_t n,
-                            const uint32_t *qcol, const uint32_t *bncol,
-                            uint32_t qrow, uint32_t na, uint32_t w) {
-  int ok = 1;
+ * qrow and valid rows na. The verdicts go into acc[i] (column i), which the
+ * caller reduces once per plane: a reduction per row of a few dozen
+ * outputs cost more than the row's compares. */
+static inline void ic_row_acc(int32_t *acc, const int32_t *v, int i64, size_t n,
+                              const uint32_t *qcol, const uint32_t *bncol,
+                              uint32_t qrow, uint32_t na, uint32_t w) {
   const int m1 = na > 1, m2 = na > 2, m3 = na > 3;
   const uint32_t span = na * w;
   for (size_t i = 0; i < n; i++) {
@@ -167,9 +168,8 @@ static inline int ic_row_ok(const int32_t *v, int i64, size_t n,
     const uint32_t r = (uint32_t)lo - qrow - qcol[i], bn = bncol[i];
     const int hit = (r < bn) | (m1 & (r - w < bn)) | (m2 & (r - 2 * w < bn)) |
                     (m3 & (r - 3 * w < bn)) | ((bn == w) & (r < span));
-    ok &= (hi == 0) & (lo >= 0) & hit;
+    acc[i] &= (hi == 0) & (lo >= 0) & hit;
   }
-  return ok;
 }
 
 /* 1: every flat index is valid; 0: some index is bad, or the geometry is
@@ -203,20 +203,24 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
   }
   if (!nhwc && g->ow <= IC_PLANE_MAX) {
     uint32_t qcol[IC_PLANE_MAX], bncol[IC_PLANE_MAX];
+    int32_t acc[IC_PLANE_MAX];
     for (size_t ox = 0; ox < g->ow; ox++) {
       const ic_taps col = ic_taps_of(ox, g->sw, g->pl, g->kw, 1, g->w);
       qcol[ox] = (uint32_t)col.first;
       bncol[ox] = (uint32_t)col.count;
+      acc[ox] = 1;
     }
     for (size_t pl = 0; pl < planes && ok; pl++) {
       for (size_t oy = 0; oy < g->oh; oy++, v += g->ow * halves) {
         const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, 1, g->h);
         if (row.count > 4 && g->kw < g->w)
           return 0;
-        ok &=
-            ic_row_ok(v, i64, g->ow, qcol, bncol, (uint32_t)(row.first * g->w),
-                      (uint32_t)row.count, (uint32_t)g->w);
+        ic_row_acc(acc, v, i64, g->ow, qcol, bncol,
+                   (uint32_t)(row.first * g->w), (uint32_t)row.count,
+                   (uint32_t)g->w);
       }
+      for (size_t ox = 0; ox < g->ow; ox++)
+        ok &= acc[ox];
     }
     return ok;
   }
