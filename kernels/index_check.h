@@ -105,6 +105,22 @@ static inline int ic_flat_run_ok(const int32_t *v, int i64, size_t n,
   return ok;
 }
 
+/* ic_flat_run_ok's verdicts ANDed into acc[i] instead of reduced: NHWC
+ * runs are one pixel's c channels, and a reduction per pixel cost more
+ * than its compares; the caller reduces acc once per image. */
+static inline void ic_flat_run_acc(int32_t *acc, const int32_t *v, int i64,
+                                   size_t n, const ic_flat_run *f) {
+  const uint32_t w = f->w, bn = f->bn, span = f->bn == f->w ? f->na * w : 0;
+  const int m1 = f->na > 1, m2 = f->na > 2, m3 = f->na > 3; /* rows 1..3 */
+  for (size_t i = 0; i < n; i++) {
+    const int32_t lo = FLAT_LO(v, i64, i), hi = FLAT_HI(v, i64, i);
+    const uint32_t r = (uint32_t)lo - f->q - (uint32_t)i * f->step;
+    const int hit = (r < bn) | (m1 & (r - w < bn)) | (m2 & (r - 2 * w < bn)) |
+                    (m3 & (r - 3 * w < bn)) | (r < span);
+    acc[i] &= (hi == 0) & (lo >= 0) & hit;
+  }
+}
+
 /* NCHW planes of at most IC_PLANE_MAX outputs are checked in one run per
  * plane against per-output window tables built once per call, so that
  * small planes (7x7 .. 28x28) are not cut into runs of a few outputs. */
@@ -221,6 +237,31 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
       }
       for (size_t ox = 0; ox < g->ow; ox++)
         ok &= acc[ox];
+    }
+    return ok;
+  }
+  if (nhwc && g->c <= IC_PLANE_MAX) {
+    int32_t acc[IC_PLANE_MAX];
+    for (size_t ch = 0; ch < g->c; ch++)
+      acc[ch] = 1;
+    for (size_t pl = 0; pl < planes && ok; pl++) {
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, 1, g->h);
+        if (row.count > 4 && g->kw < g->w)
+          return 0;
+        ic_flat_run f = {0, 0, (uint32_t)g->w, (uint32_t)row.count, 0};
+        for (size_t ox = 0; ox < g->ow; ox++, v += g->c * halves) {
+          const int inner = ox >= in->lo && ox < in->hi;
+          const ic_taps col =
+              inner ? (ic_taps){ox * g->sw - g->pl, g->kw, 0}
+                    : ic_taps_of(ox, g->sw, g->pl, g->kw, 1, g->w);
+          f.q = (uint32_t)(row.first * g->w + col.first);
+          f.bn = (uint32_t)col.count;
+          ic_flat_run_acc(acc, v, i64, g->c, &f);
+        }
+      }
+      for (size_t ch = 0; ch < g->c; ch++)
+        ok &= acc[ch];
     }
     return ok;
   }

@@ -781,9 +781,15 @@ START_TEST(index_check_matches_brute_force) {
     d.c = rnd_range(1, 5);
     d.w = rnd_range(1, 12);
     /* The bulk pass has three NCHW forms: whole small planes, rows of a
-     * larger plane, runs along rows wider than its tables; and it runs at
-     * the plan's ISA's width: every ISA the CPU runs in turn. */
-    if (iter % 10 == 8) { /* NCHW planes of more than 1024 outputs */
+     * larger plane, runs along rows wider than its tables; two NHWC ones:
+     * up to 1024 channels and more; and it runs at the plan's ISA's width:
+     * every ISA the CPU runs in turn. */
+    if (iter % 20 == 7) { /* NHWC pixels of more than 1024 channels */
+      d.layout = SIMDPOOL_NHWC;
+      d.c = rnd_range(1025, 1040);
+      d.h = rnd_range(1, 6);
+      d.w = rnd_range(1, 6);
+    } else if (iter % 10 == 8) { /* NCHW planes of more than 1024 outputs */
       d.c = rnd_range(1, 2);
       d.h = rnd_range(40, 80);
       d.w = rnd_range(40, 80);
