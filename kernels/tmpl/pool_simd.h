@@ -640,9 +640,6 @@ void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nhwc_body(g, io, 1);
 }
 
-/* NHWC: whether output row oy of batch n has only finite dy (a NaN in dx
- * can only come from a dy that is not finite: finite sums overflow to inf,
- * never to NaN). Tested as each row is first used, while it is in cache. */
 /* The output rows whose windows reach dx rows [r0, r1): [*oy0, *oy1). */
 static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
                                  size_t *oy0, size_t *oy1) {
@@ -650,6 +647,10 @@ static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
   const size_t e = (r1 + g->pt + g->sh - 1) / g->sh;
   *oy1 = e < g->oh ? e : g->oh;
 }
+
+/* NHWC: whether output row oy of batch n has only finite dy (a NaN in dx
+ * can only come from a dy that is not finite: finite sums overflow to inf,
+ * never to NaN). Tested as each row is first used, while it is in cache. */
 
 static inline int dy_row_finite(const sp_geom *g, const sp_io *io, size_t n,
                                 size_t oy) {
@@ -2973,7 +2974,8 @@ static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
 
 enum { P2_MAX, P2_AVG, P2_LP };
 
-/* Forward 2x2/s2 of any method on one block of lanes. */
+/* Forward 2x2/s2 of any method on one block of lanes; MAX with track puts
+ * in *tap the winner's entry of labels (the four taps' index values). */
 static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
                         vf a00, vf a01, vf a10, vf a11, const vi *labels,
                         vi *tap) {
@@ -2982,9 +2984,7 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
      * keep a); a block holding a NaN takes the full compare-and-select. */
     if (!track && !vm_any(vm_or(vm_unord(a00, a01), vm_unord(a10, a11))))
       return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
-    if (labels)
-      return max2x2_as(a00, a01, a10, a11, labels, tap);
-    return max2x2(a00, a01, a10, a11, tap);
+    return max2x2_as(a00, a01, a10, a11, labels, tap);
   }
   if (method == P2_AVG) {
     const divisor four = divisor_const(4.0f);
@@ -3027,18 +3027,17 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   vf a00, a01, a10, a11;
   load_pairs(r0, cnt, &a00, &a01);
   load_pairs(r1, cnt, &a10, &a11);
-  /* I32/I64: the winner's flat position straight from the select tree. */
-  const int flat =
-      method == P2_MAX && track && g->index_type != SIMDPOOL_INDEX_U8;
-  vi l[4], won;
-  if (flat) {
+  /* The winner's index value straight from the select tree: I32/I64 the
+   * flat positions of each lane's four taps, U8 the tap numbers. */
+  vi l[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)}, won;
+  if (method == P2_MAX && track && g->index_type != SIMDPOOL_INDEX_U8) {
     l[0] = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
     l[1] = vi_add(l[0], vi_set1(1));
     l[2] = vi_add(l[0], vi_set1((int32_t)g->w));
     l[3] = vi_add(l[2], vi_set1(1));
   }
-  const vf y = fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11,
-                      flat ? l : NULL, &won);
+  const vf y =
+      fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, l, &won);
   store_lanes(io->y + o, yclamp(g, y), cnt);
   if (method == P2_MAX && track)
     store_index(io->indices, g->index_type, o, won, cnt);
