@@ -2,6 +2,8 @@
 /* cpu.c — CPU-feature detection (cpuid + xgetbv on x86, NEON baseline on
  * aarch64) and ISA names. */
 #include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -72,6 +74,43 @@ int sp_cpu_runs(simdpool_isa isa) {
   if ((unsigned)isa > SIMDPOOL_ISA_NEON)
     return 0;
   return (bits >> (unsigned)isa) & 1;
+}
+
+/* The L2 size + 1 once read (0: not yet), so that a failed read (0)
+ * is cached too. glibc's sysconf answers from cpuid on x86; elsewhere (and
+ * where it answers 0, as on many arm64 systems) Linux's sysfs has it. */
+static atomic_size_t cpu_l2_plus1;
+
+static size_t read_l2_bytes(void) {
+  long v = -1;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (v > 0)
+    return (size_t)v;
+  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index2/size", "r");
+  if (!f)
+    return 0;
+  unsigned long long k = 0;
+  char unit = 0;
+  const int got = fscanf(f, "%llu%c", &k, &unit);
+  fclose(f);
+  if (got < 1)
+    return 0;
+  if (got == 2 && (unit == 'K' || unit == 'k'))
+    k *= 1024;
+  else if (got == 2 && (unit == 'M' || unit == 'm'))
+    k *= 1024 * 1024;
+  return (size_t)k;
+}
+
+size_t sp_cpu_l2_bytes(void) {
+  size_t v = atomic_load_explicit(&cpu_l2_plus1, memory_order_relaxed);
+  if (!v) { /* idempotent, as detection above */
+    v = read_l2_bytes() + 1;
+    atomic_store_explicit(&cpu_l2_plus1, v, memory_order_relaxed);
+  }
+  return v - 1;
 }
 
 int sp_isa_built(simdpool_isa isa) {

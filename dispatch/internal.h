@@ -22,6 +22,9 @@ const char *sp_index_type_name(simdpool_index_type t);
 
 /* Nonzero when the CPU and OS can run kernels of isa (detected once). */
 int sp_cpu_runs(simdpool_isa isa);
+/* Bytes of the L2 cache of the core running the caller (the size the
+ * OS reports for cpu0), read once; 0 when it cannot be read. */
+size_t sp_cpu_l2_bytes(void);
 /* Nonzero when the registry holds kernels of isa (i.e. this build has them). */
 int sp_isa_built(simdpool_isa isa);
 
