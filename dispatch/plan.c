@@ -486,14 +486,14 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
                    "index_type=U8 needs kernel_h*kernel_w <= 256, got "
                    "kernel_h=%zu kernel_w=%zu; use I32 or I64",
                    d->kernel_h, d->kernel_w);
-  /* Software prefetch when the call streams more than L2 holds (or when
+  /* Streaming access when the call moves more than L2 holds (or when
    * the L2 size cannot be read: it costs little in cache, and out of cache
    * it halved the 2x2/s2 NCHW forward's time here). The sum cannot
    * overflow: each term is bounded above. */
   const size_t l2 = sp_cpu_l2_bytes();
   const size_t call_bytes = sizeof(float) * (nc * in_plane + out_count) +
                             sp_index_size(d->index_type) * out_count;
-  g->prefetch = l2 == 0 || call_bytes > l2;
+  g->beyond_l2 = l2 == 0 || call_bytes > l2;
   return SIMDPOOL_OK;
 }
 

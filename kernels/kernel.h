@@ -43,11 +43,13 @@ typedef struct sp_geom {
   int clamp;
   float clamp_lo, clamp_hi;
   /* Set by plan creation when the call's tensors do not fit the per-core
-   * L2 cache (sp_cpu_l2_bytes): kernels whose access pattern the hardware
-   * prefetchers serve poorly (NCHW rows in short runs) then prefetch ahead
-   * in software. It never changes a result, only speed; within L2 the
-   * prefetches would cost issue slots for nothing. */
-  int prefetch;
+   * L2 cache (sp_cpu_l2_bytes), so that they stream from farther out.
+   * Kernels whose access pattern the hardware prefetchers serve poorly
+   * (NCHW rows in short runs) then favour sequential access: software
+   * prefetch ahead, one store stream instead of two interleaved ones. It
+   * never changes a result, only speed; within L2 those cost more work
+   * for nothing. */
+  int beyond_l2;
 } sp_geom;
 
 /* Elements a tensor spans: x and dx (sp_x_elems), y and dy (sp_y_elems).

@@ -305,11 +305,11 @@ static void build_lists(void) {
 static void describe(char *s, size_t len, const sp_geom *g) {
   snprintf(s, len,
            "%s %s n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu "
-           "d=%zux%zu pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%s prefetch=%d",
+           "d=%zux%zu pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%s beyond_l2=%d",
            method_names[g->method], layout_name(g->layout), g->n, g->c, g->h,
            g->w, g->oh, g->ow, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw, g->pt,
            g->pl, g->pb, g->pr, g->count_include_pad, (double)g->p,
-           index_names[g->index_type], g->prefetch);
+           index_names[g->index_type], g->beyond_l2);
 }
 
 /* Per-shape parameters that do not change the geometry, in rotation. p other
@@ -492,9 +492,10 @@ static int geometry_for(const sp_kernel_entry *e, simdpool_desc d,
   vary(&d, j);
   if (sp_resolve_geom(&d, g) != SIMDPOOL_OK)
     return 0;
-  /* Software prefetch runs past a tensor's end (harmless: a prefetch never
-   * faults); half the shapes take it, whatever their size. */
-  g->prefetch = (int)(j / 4 % 2);
+  /* With beyond_l2, software prefetch runs past a tensor's end (harmless:
+   * a prefetch never faults); half the shapes take it, whatever their
+   * size. */
+  g->beyond_l2 = (int)(j / 4 % 2);
   return kernel_accepts(e, g);
 }
 

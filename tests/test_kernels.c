@@ -77,10 +77,10 @@ static const sp_kernel_entry *reference_of(const sp_kernel_entry *e,
 static void describe(char *s, size_t len, const sp_geom *g) {
   snprintf(s, len,
            "n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu d=%zux%zu "
-           "pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%d prefetch=%d",
+           "pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%d beyond_l2=%d",
            g->n, g->c, g->h, g->w, g->oh, g->ow, g->kh, g->kw, g->sh, g->sw,
            g->dh, g->dw, g->pt, g->pl, g->pb, g->pr, g->count_include_pad,
-           (double)g->p, (int)g->index_type, g->prefetch);
+           (double)g->p, (int)g->index_type, g->beyond_l2);
 }
 
 /* Reports the first differing element of two float tensors. */
@@ -223,9 +223,9 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
   sp_geom g;
   if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK || !sp_shape_matches(e->shape, &g))
     return 0;
-  /* Plan creation sets prefetch by size (these tensors mostly fit L2):
+  /* Plan creation sets beyond_l2 by size (these tensors mostly fit L2):
    * every kernel runs either way. */
-  g.prefetch = (int)(rnd() % 2);
+  g.beyond_l2 = (int)(rnd() % 2);
   const sp_kernel_entry *ref = reference_of(e, it);
   ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
   char geom[320], label[128];

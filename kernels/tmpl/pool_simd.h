@@ -3062,7 +3062,7 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
     store_index(io->indices, g->index_type, o, won, cnt);
 }
 
-/* method, track, pf (g->prefetch): compile-time constants. */
+/* method, track, pf (g->beyond_l2): compile-time constants. */
 SP_HOT void fwd2x2_nchw_rows(const sp_geom *g, const sp_io *io, int method,
                              int track, int pf) {
   const int kind = lp_kind(g->p);
@@ -3086,7 +3086,7 @@ SP_HOT void fwd2x2_nchw_rows(const sp_geom *g, const sp_io *io, int method,
 
 SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
                              int track) {
-  if (g->prefetch)
+  if (g->beyond_l2)
     fwd2x2_nchw_rows(g, io, method, track, 1);
   else
     fwd2x2_nchw_rows(g, io, method, track, 0);
@@ -3176,7 +3176,7 @@ static inline vf bwd2x2_share(int mode, vf dy) {
  * d1 dx's rows 2oy and 2oy + 1, o the block's first output. */
 SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
                               const float *r0, float *d0, float *d1, size_t o,
-                              size_t oy, size_t ox, size_t cnt) {
+                              size_t oy, size_t ox, size_t cnt, int rows) {
   vi tap = vi_set1(0);
   if (mode == BWD_MAX) {
     vf a00, a01, a10, a11;
@@ -3191,10 +3191,12 @@ SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
   vm m00, m01, m10, m11;
   bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
   const vf z = vf_zero();
-  store_pairs(d0 + 2 * ox, cnt, vf_select(m00, z, share),
-              vf_select(m01, z, share));
-  store_pairs(d1 + 2 * ox, cnt, vf_select(m10, z, share),
-              vf_select(m11, z, share));
+  if (rows & 1)
+    store_pairs(d0 + 2 * ox, cnt, vf_select(m00, z, share),
+                vf_select(m01, z, share));
+  if (rows & 2)
+    store_pairs(d1 + 2 * ox, cnt, vf_select(m10, z, share),
+                vf_select(m11, z, share));
 }
 
 SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
@@ -3210,13 +3212,31 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
         float *d0 = dxp + 2 * oy * g->w, *d1 = d0 + g->w;
         const size_t orow = py.base + oy * g->ow;
         /* dx elements are stored here, not added to. */
-        FOR_EACH_ROW_BLOCK(g->ow, {
-          bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, cnt);
-        });
-        if (cov_w < g->w) {
-          zero_tensor(d0 + cov_w, g->w - cov_w);
-          zero_tensor(d1 + cov_w, g->w - cov_w);
+        /* Beyond L2, dx row 2oy first, then row 2oy + 1 (each block done
+         * twice, the second time from L1): one sequential store stream,
+         * where two interleaved runs of a row each (VGG: 896 bytes) left
+         * the stores waiting. In L2 the redone work costs more. */
+        if (g->beyond_l2) {
+          FOR_EACH_ROW_BLOCK(g->ow, {
+            bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, cnt,
+                              1);
+          });
+          if (cov_w < g->w)
+            zero_tensor(d0 + cov_w, g->w - cov_w);
+          FOR_EACH_ROW_BLOCK(g->ow, {
+            bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, cnt,
+                              2);
+          });
+        } else {
+          FOR_EACH_ROW_BLOCK(g->ow, {
+            bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, cnt,
+                              3);
+          });
+          if (cov_w < g->w)
+            zero_tensor(d0 + cov_w, g->w - cov_w);
         }
+        if (cov_w < g->w) /* (a memset call per row costs) */
+          zero_tensor(d1 + cov_w, g->w - cov_w);
       }
       zero_tensor(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
     }
