@@ -124,6 +124,12 @@ std::vector<Case> build_suite() {
       sliced(make_op(MAX, Call::BackwardIdx, SIMDPOOL_INDEX_I64), 2));
   s.push_back(stem);
 
+  // GoogLeNet's inception 3a pool branch: overlapping windows, stride 1.
+  Case incm = pool2d("incep_max3", "GoogLeNet 3a pool branch, max 3x3/s1/pad 1",
+                     MAX, 1, 192, 28, 3, 1, 1);
+  incm.ops = max_ops(false);
+  s.push_back(incm);
+
   Case small =
       pool2d("small_max2", "max 2x2/s2, fits L2", MAX, 1, 32, 56, 2, 2, 0);
   small.ops = max_ops(false);
