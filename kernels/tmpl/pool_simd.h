@@ -544,7 +544,8 @@ static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
  * of an NHWC window is valid); returns 0, having written nothing, when a
  * NaN needs the exact path. */
 SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
-                     size_t c, float *y, int track, void *ind, size_t o) {
+                     size_t c, float *y, int track, void *ind, size_t o,
+                     int k3) {
   const size_t C = g->xs; /* the x pixel step */
   const simdpool_index_type it = g->index_type;
   vf m[NHWC_UNROLL];
@@ -555,9 +556,15 @@ SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
   }
   vm bad = vm_range(0, 0);
   int first = 1;
-  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
-    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
-      const size_t flat = tap_flat(g, win, ki, kj);
+  /* k3 (a compile-time constant): a whole undilated 3x3 window, so the
+   * nine taps unroll with constant offsets. */
+  const size_t ki0 = k3 ? 0 : win->ki0, ki1 = k3 ? 3 : win->ki1;
+  const size_t kj0 = k3 ? 0 : win->kj0, kj1 = k3 ? 3 : win->kj1;
+  const size_t corner = k3 ? tap_flat(g, win, 0, 0) : 0;
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    for (size_t kj = kj0; kj < kj1; kj++) {
+      const size_t flat =
+          k3 ? corner + ki * g->w + kj : tap_flat(g, win, ki, kj);
       const float *p = xn + flat * C + c;
       vf v[NHWC_UNROLL];
       for (size_t u = 0; u < NHWC_UNROLL; u++)
@@ -622,6 +629,7 @@ static inline void sum4_nhwc(const sp_geom *g, const float *xn,
 SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
                                   int track) {
   const size_t C = g->c;
+  const int k3win = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * g->xs;
     for (size_t oy = 0; oy < g->oh; oy++) {
@@ -630,9 +638,14 @@ SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
         const size_t px = (n * g->oh + oy) * g->ow + ox;
         const size_t o = px * C; /* indices: dense */
         float *y = io->y + px * g->ys;
+        const int k3 = k3win && win.ki0 == 0 && win.ki1 == 3 && win.kj0 == 0 &&
+                       win.kj1 == 3;
         size_t c = 0;
-        while (c + NHWC_UNROLL * SP_VL <= C &&
-               max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c))
+        while (
+            c + NHWC_UNROLL * SP_VL <= C &&
+            (k3 ? max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c, 1)
+                : max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c,
+                            0)))
           c += NHWC_UNROLL * SP_VL;
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
