@@ -3582,17 +3582,12 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
  * window per dx row (bwd3x3s2_key) costs three times as much. */
 #define BWD3_PLANE 3328 /* outputs: 16.25 KiB of y and taps */
 
-/* MAX backward from x, 3x3/s1, NCHW: per plane, the 3x3/s1 forward finds
- * the winners' tap numbers (U8) and the backward from U8 routes dy, where
- * the general kernel would recompute each window per dx row. Small planes
- * keep lanes over planes; rows too wide for the forward's pad row, the
- * general kernel. */
-void SP_FN(sp_maxpool_bwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+/* MAX backward from x, plane by plane: the 3x3 forward's U8 taps (s2: the
+ * 3x3/s2/p1 direct kernel, else 3x3/s1) into a stack scratch, then the
+ * backward from U8. The caller checked ohw <= BWD3_PLANE; s2 a
+ * compile-time constant. */
+SP_HOT void bwd3x3_from_x_planes(const sp_geom *g, const sp_io *io, int s2) {
   const size_t ohw = g->oh * g->ow, hw = g->h * g->w;
-  if (ohw > BWD3_PLANE || g->w + SP_VL + 2 > ZERO3 || lop_fits(g, 2, 1)) {
-    SP_FN(sp_maxpool_bwd_nchw)(g, io);
-    return;
-  }
   _Alignas(64) float ys[BWD3_PLANE];
   uint8_t taps[BWD3_PLANE];
   sp_geom g1 = *g;
@@ -3600,29 +3595,33 @@ void SP_FN(sp_maxpool_bwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
   g1.index_type = SIMDPOOL_INDEX_U8;
   for (size_t p = 0; p < g->n * g->c; p++) {
     const sp_io fwd = {io->x + p * hw, ys, taps, NULL, NULL};
-    nchw3x3s1(&g1, &fwd, P3_MAX, 1);
     const sp_io bwd = {NULL, NULL, taps, io->dy + p * ohw, io->dx + p * hw};
-    bwd_nchw_body(&g1, &bwd, BWD_MAX_IDX);
+    if (s2) {
+      max3x3s2_nchw_direct(&g1, &fwd, 1);
+      bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
+    } else {
+      nchw3x3s1(&g1, &fwd, P3_MAX, 1);
+      bwd_nchw_body(&g1, &bwd, BWD_MAX_IDX);
+    }
   }
 }
 
+/* 3x3/s1: where the general kernel would recompute each window per dx
+ * row. Small planes keep lanes over planes; rows too wide for the
+ * forward's pad row, the general kernel. */
+void SP_FN(sp_maxpool_bwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->oh * g->ow > BWD3_PLANE || g->w + SP_VL + 2 > ZERO3 ||
+      lop_fits(g, 2, 1))
+    SP_FN(sp_maxpool_bwd_nchw)(g, io);
+  else
+    bwd3x3_from_x_planes(g, io, 0);
+}
+
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
-  const size_t ohw = g->oh * g->ow, hw = g->h * g->w;
-  if (ohw > BWD3_PLANE) {
+  if (g->oh * g->ow > BWD3_PLANE)
     bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
-    return;
-  }
-  _Alignas(64) float ys[BWD3_PLANE];
-  uint8_t taps[BWD3_PLANE];
-  sp_geom g1 = *g;
-  g1.n = g1.c = 1;
-  g1.index_type = SIMDPOOL_INDEX_U8;
-  for (size_t p = 0; p < g->n * g->c; p++) {
-    const sp_io fwd = {io->x + p * hw, ys, taps, NULL, NULL};
-    max3x3s2_nchw_direct(&g1, &fwd, 1);
-    const sp_io bwd = {NULL, NULL, taps, io->dy + p * ohw, io->dx + p * hw};
-    bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
-  }
+  else
+    bwd3x3_from_x_planes(g, io, 1);
 }
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
