@@ -47,7 +47,7 @@ def parse_args():
                     help="rewrite the README's generated Open list from this run")
     ap.add_argument("--check-readme", metavar="README",
                     help="exit 1 unless the README's Open list names exactly the cases "
-                         "below %d%% of copy in this run" % 80)
+                         "below %d%%%% of copy in this run" % 80)
     return ap.parse_args()
 
 
