@@ -841,6 +841,71 @@ SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
       canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
 
+/* MAX backward from flat I32/I64 indices by scatter, NHWC, any window:
+ * outputs in order, each channel's dy added to the pixel its index names,
+ * the reference's loop (bwd_scatter_nchw's reasons: a few instructions per
+ * element where the in-order kernel compares every lane against each tap).
+ * dx rows are zeroed just before the first output row that reaches them.
+ * Writes only dx rows [row0, row1) (row1 = 0: all): output rows whose
+ * windows lie inside the band scatter unfiltered (dispatch checked every
+ * index against its window), the few at its edges skip indices outside it.
+ * i64: the index type, a compile-time constant. */
+SP_HOT void bwd_scatter_nhwc(const sp_geom *g, const sp_io *io, int i64) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  size_t oy0 = 0, oy1 = g->oh; /* the output rows that reach the band */
+  if (g->row1)
+    rows_covering(g, R0, R1, &oy0, &oy1);
+  const size_t lo = R0 * W, span = (R1 - R0) * W; /* the band's pixels */
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    float *dxn = io->dx + n * H * W * XS;
+    size_t zeroed = R0; /* dx rows of the band zeroed so far */
+    for (size_t oy = oy0; oy < oy1; oy++) {
+      size_t ki0, ki1;
+      sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+      const size_t top = oy * g->sh + ki0 * g->dh - g->pt;
+      const size_t last = oy * g->sh + (ki1 - 1) * g->dh - g->pt + 1;
+      const size_t lim = last < R1 ? last : R1;
+      if (lim > zeroed) {
+        zero_px(dxn + zeroed * W * XS, (lim - zeroed) * W, C, XS);
+        zeroed = lim;
+      }
+      finite &= dy_row_finite(g, io, n, oy);
+      const int inside = top >= R0 && last <= R1;
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const float *dyp = io->dy + px * g->ys;
+        const int64_t *i8 = (const int64_t *)io->indices + px * C;
+        const int32_t *i4 = (const int32_t *)io->indices + px * C;
+        if (inside) {
+          for (size_t c = 0; c < C; c++)
+            dxn[(size_t)(i64 ? i8[c] : i4[c]) * XS + c] += dyp[c];
+        } else {
+          for (size_t c = 0; c < C; c++) {
+            const size_t f = (size_t)(i64 ? i8[c] : i4[c]);
+            if (f - lo < span)
+              dxn[f * XS + c] += dyp[c];
+          }
+        }
+      }
+    }
+    if (zeroed < R1)
+      zero_px(dxn + zeroed * W * XS, (R1 - zeroed) * W, C, XS);
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+/* bwd_scatter_nhwc on the plan's flat index type (I32 or I64). */
+SP_HOT void bwd_scatter_nhwc_flat(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_I64)
+    bwd_scatter_nhwc(g, io, 1);
+  else
+    bwd_scatter_nhwc(g, io, 0);
+}
+
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   if (sp_bwd_rows_ok(g))
     maxpool_bwd_inorder_nhwc(g, io, 1, 0);
@@ -974,7 +1039,9 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
 }
 
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (sp_bwd_rows_ok(g))
+  if (g->index_type != SIMDPOOL_INDEX_U8)
+    bwd_scatter_nhwc_flat(g, io);
+  else if (sp_bwd_rows_ok(g))
     maxpool_bwd_inorder_nhwc(g, io, 0, 0);
   else if (bwd_gather_fits(g))
     maxpool_bwd_idx_nhwc_gather(g, io);
@@ -987,7 +1054,10 @@ void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  maxpool_bwd_inorder_nhwc(g, io, 0, 1);
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    maxpool_bwd_inorder_nhwc(g, io, 0, 1);
+  else
+    bwd_scatter_nhwc_flat(g, io);
 }
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
