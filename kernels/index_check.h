@@ -61,63 +61,72 @@ static inline int ic_u8_below(const uint8_t *p, size_t count, size_t limit) {
 
 #ifdef SP_FN
 /* The vectorised check of flat I32/I64 indices, for undilated windows on
- * planes below 2^31 elements (the SIMD kernels' limit too). A run is n
- * outputs whose windows share their valid kernel rows and columns: na rows
- * of bn columns each, the first valid tap of the run's first output at
- * flat position q, later outputs step elements further (NCHW: along a row;
- * NHWC: the c channels of one pixel, step 0). v is valid iff r = v - q -
- * i*step is a*w + b with a < na and b < bn. Everything is 32-bit and the
- * kernel row comes from comparisons, not a division, so the compiler
- * vectorises each run. */
-typedef struct ic_flat_run {
-  uint32_t q, step, w, na, bn;
-} ic_flat_run;
+ * planes below 2^31 elements (the SIMD kernels' limit too). Output i's
+ * window has na valid rows of bn valid columns, its first valid tap at flat
+ * position q; index v is valid iff r = v - q is a*w + b with a < na and
+ * b < bn. In 32-bit unsigned arithmetic that is min over a < na of r - a*w
+ * (a wrapped difference is huge and never the minimum that matters) below
+ * bn: one subtraction and one unsigned min per valid row, no division, so
+ * the compiler vectorises every loop. Rows past na get offset 0 (r - 0 = r
+ * changes no minimum), so loops test a fixed 4 rows. Windows of more than
+ * 4 rows must span whole rows (bn == w): r < na*w, given as span (else 0).
+ * A negative v (I32, or the low half of an I64) is at least 2^31 as
+ * unsigned, and since the window's last tap q + (na-1)*w + bn - 1 lies
+ * inside the plane (below 2^31), every r - a*w is then above bn: no sign
+ * test is needed. I64 needs its high half 0. */
 
-/* The low and high 32-bit halves of element i (little-endian int64: a
- * valid index is below 2^31, so its high half is 0 and its low half a
- * non-negative int32). */
+/* The low and high 32-bit halves of element i (little-endian int64). */
 #define FLAT_LO(v, i64, i) ((v)[(i64) ? 2 * (i) : (i)])
 #define FLAT_HI(v, i64, i) ((i64) ? (v)[2 * (i) + 1] : 0)
 
-/* 1 when every index of the run is valid. Windows that span whole rows
- * (bn == w) make one contiguous range; otherwise at most 4 kernel rows. */
-static inline int ic_flat_run_ok(const int32_t *v, int i64, size_t n,
-                                 const ic_flat_run *f) {
+/* A window's valid rows as row offsets: off[a] = a*w for 0 < a < na (at
+ * most 4 rows), else 0; and the bound of r - off (span for whole rows). */
+typedef struct ic_rows {
+  uint32_t o1, o2, o3, span;
+} ic_rows;
+
+/* 0 when the rows cannot be said: more than 4 that are not whole rows. */
+static inline int ic_rows_of(size_t na, int whole, size_t w, ic_rows *r) {
+  if (na > 4 && !whole)
+    return 0;
+  const uint32_t w32 = (uint32_t)w;
+  r->o1 = na > 1 && na <= 4 ? w32 : 0;
+  r->o2 = na > 2 && na <= 4 ? 2 * w32 : 0;
+  r->o3 = na > 3 && na <= 4 ? 3 * w32 : 0;
+  r->span = na > 4 ? (uint32_t)(na * w) : 0;
+  return 1;
+}
+
+#define IC_MINU(a, b) ((a) < (b) ? (a) : (b))
+#define IC_MAXU(a, b) ((a) > (b) ? (a) : (b))
+
+/* 1 when r names a valid tap (ic_rows r, bn columns). */
+#define IC_HIT(rr, bn, rows)                                                   \
+  (IC_MINU(IC_MINU((rr), (rr) - (rows)->o1),                                   \
+           IC_MINU((rr) - (rows)->o2, (rr) - (rows)->o3)) <                    \
+   IC_MAXU((bn), (rows)->span))
+
+/* 1 when every index of a run is valid: n outputs with the same rows and
+ * columns, output i's first valid tap at q + i*step (NCHW: along a row;
+ * NHWC: the channels of one pixel, step 0). */
+static inline int ic_run_ok(const int32_t *v, int i64, size_t n, uint32_t q,
+                            uint32_t step, uint32_t bn, const ic_rows *rows) {
   int ok = 1;
-  if (f->bn == f->w) {
-    const uint32_t span = f->na * f->w; /* < 2^31: inside the plane */
-    for (size_t i = 0; i < n; i++) {
-      const int32_t lo = FLAT_LO(v, i64, i), hi = FLAT_HI(v, i64, i);
-      const uint32_t r = (uint32_t)lo - f->q - (uint32_t)i * f->step;
-      ok &= (hi == 0) & (lo >= 0) & (r < span);
-    }
-    return ok;
-  }
-  const uint32_t w = f->w, bn = f->bn;
-  const int m1 = f->na > 1, m2 = f->na > 2, m3 = f->na > 3; /* rows 1..3 */
   for (size_t i = 0; i < n; i++) {
-    const int32_t lo = FLAT_LO(v, i64, i), hi = FLAT_HI(v, i64, i);
-    const uint32_t r = (uint32_t)lo - f->q - (uint32_t)i * f->step;
-    const int hit = (r < bn) | (m1 & (r - w < bn)) | (m2 & (r - 2 * w < bn)) |
-                    (m3 & (r - 3 * w < bn));
-    ok &= (hi == 0) & (lo >= 0) & hit;
+    const uint32_t r = (uint32_t)FLAT_LO(v, i64, i) - q - (uint32_t)i * step;
+    ok &= (FLAT_HI(v, i64, i) == 0) & IC_HIT(r, bn, rows);
   }
   return ok;
 }
 
-/* ic_flat_run_ok's verdicts ANDed into acc[i] instead of reduced: NHWC
+/* ic_run_ok's verdicts ANDed into acc[i] instead of reduced, step 0: NHWC
  * runs are one pixel's c channels, and a reduction per pixel cost more
  * than its compares; the caller reduces acc once per image. */
-static inline void ic_flat_run_acc(int32_t *acc, const int32_t *v, int i64,
-                                   size_t n, const ic_flat_run *f) {
-  const uint32_t w = f->w, bn = f->bn, span = f->bn == f->w ? f->na * w : 0;
-  const int m1 = f->na > 1, m2 = f->na > 2, m3 = f->na > 3; /* rows 1..3 */
+static inline void ic_run_acc(int32_t *acc, const int32_t *v, int i64, size_t n,
+                              uint32_t q, uint32_t bn, const ic_rows *rows) {
   for (size_t i = 0; i < n; i++) {
-    const int32_t lo = FLAT_LO(v, i64, i), hi = FLAT_HI(v, i64, i);
-    const uint32_t r = (uint32_t)lo - f->q - (uint32_t)i * f->step;
-    const int hit = (r < bn) | (m1 & (r - w < bn)) | (m2 & (r - 2 * w < bn)) |
-                    (m3 & (r - 3 * w < bn)) | (r < span);
-    acc[i] &= (hi == 0) & (lo >= 0) & hit;
+    const uint32_t r = (uint32_t)FLAT_LO(v, i64, i) - q;
+    acc[i] &= (FLAT_HI(v, i64, i) == 0) & IC_HIT(r, bn, rows);
   }
 }
 
@@ -127,10 +136,10 @@ static inline void ic_flat_run_acc(int32_t *acc, const int32_t *v, int i64,
 #define IC_PLANE_MAX 1024
 
 typedef struct ic_plane {
-  /* per output: first valid tap's flat position, valid columns, valid rows,
-   * and the whole-rows span na*w when the columns span the row (else 0) */
-  uint32_t q[IC_PLANE_MAX], bn[IC_PLANE_MAX], na[IC_PLANE_MAX],
-      span[IC_PLANE_MAX];
+  /* per output: first valid tap's flat position, the bound of r - off
+   * (valid columns, or the whole-rows span), the row offsets */
+  uint32_t q[IC_PLANE_MAX], bn[IC_PLANE_MAX], o1[IC_PLANE_MAX],
+      o2[IC_PLANE_MAX], o3[IC_PLANE_MAX];
 } ic_plane;
 
 /* 0 when an output's window has more than 4 valid rows that do not span
@@ -141,69 +150,55 @@ static inline int ic_plane_init(const sp_geom *g, ic_plane *t) {
     const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, 1, g->h);
     for (size_t ox = 0; ox < g->ow; ox++, o++) {
       const ic_taps col = ic_taps_of(ox, g->sw, g->pl, g->kw, 1, g->w);
-      const int full = col.count == g->w;
-      if (row.count > 4 && !full)
+      ic_rows rows;
+      if (!ic_rows_of(row.count, col.count == g->w, g->w, &rows))
         return 0;
       t->q[o] = (uint32_t)(row.first * g->w + col.first);
-      t->bn[o] = (uint32_t)col.count;
-      t->na[o] = (uint32_t)row.count;
-      t->span[o] = full ? (uint32_t)(row.count * g->w) : 0;
+      t->bn[o] = IC_MAXU((uint32_t)col.count, rows.span);
+      t->o1[o] = rows.o1;
+      t->o2[o] = rows.o2;
+      t->o3[o] = rows.o3;
     }
   }
   return 1;
 }
 
-/* 1 when the n = oh*ow indices of one plane are valid (ic_flat_run_ok's
- * rule, per output from the tables). */
+/* 1 when the n = oh*ow indices of one plane are valid, per output from the
+ * tables. */
 static inline int ic_plane_ok(const int32_t *v, int i64, size_t n,
-                              const ic_plane *t, uint32_t w) {
+                              const ic_plane *t) {
   int ok = 1;
   for (size_t i = 0; i < n; i++) {
-    const int32_t lo = FLAT_LO(v, i64, i), hi = FLAT_HI(v, i64, i);
-    const uint32_t r = (uint32_t)lo - t->q[i], bn = t->bn[i], na = t->na[i];
-    const int hit = (r < bn) | ((na > 1) & (r - w < bn)) |
-                    ((na > 2) & (r - 2 * w < bn)) |
-                    ((na > 3) & (r - 3 * w < bn)) | (r < t->span[i]);
-    ok &= (hi == 0) & (lo >= 0) & hit;
+    const uint32_t r = (uint32_t)FLAT_LO(v, i64, i) - t->q[i];
+    const uint32_t m =
+        IC_MINU(IC_MINU(r, r - t->o1[i]), IC_MINU(r - t->o2[i], r - t->o3[i]));
+    ok &= (FLAT_HI(v, i64, i) == 0) & (m < t->bn[i]);
   }
   return ok;
 }
 
 /* Larger NCHW planes: one run per output row, against per-column tables
  * (first valid column, valid columns) and the row's own first valid tap
- * qrow and valid rows na. The verdicts go into acc[i] (column i), which the
- * caller reduces once per plane: a reduction per row of a few dozen
- * outputs cost more than the row's compares. */
+ * qrow and rows. The verdicts go into acc[i] (column i), which the caller
+ * reduces once per plane: a reduction per row of a few dozen outputs cost
+ * more than the row's compares. */
 static inline void ic_row_acc(int32_t *acc, const int32_t *v, int i64, size_t n,
                               const uint32_t *qcol, const uint32_t *bncol,
-                              uint32_t qrow, uint32_t na, uint32_t w) {
-  const int m1 = na > 1, m2 = na > 2, m3 = na > 3;
-  const uint32_t span = na * w;
+                              uint32_t qrow, const ic_rows *rows) {
   for (size_t i = 0; i < n; i++) {
-    const int32_t lo = FLAT_LO(v, i64, i), hi = FLAT_HI(v, i64, i);
-    const uint32_t r = (uint32_t)lo - qrow - qcol[i], bn = bncol[i];
-    const int hit = (r < bn) | (m1 & (r - w < bn)) | (m2 & (r - 2 * w < bn)) |
-                    (m3 & (r - 3 * w < bn)) | ((bn == w) & (r < span));
-    acc[i] &= (hi == 0) & (lo >= 0) & hit;
+    const uint32_t r = (uint32_t)FLAT_LO(v, i64, i) - qrow - qcol[i];
+    acc[i] &= (FLAT_HI(v, i64, i) == 0) & IC_HIT(r, bncol[i], rows);
   }
 }
 
 /* 1: every flat index is valid; 0: some index is bad, or the geometry is
  * not one this pass decides (dilation, taller windows that do not span
  * whole rows, planes of 2^31 elements or more); the general walk then
- * decides and finds the first bad element. Covers every padding. */
-int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
-  const ic_span in_ = ic_interior(g), *in = &in_;
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-  (void)g, (void)indices;
-  return 0;
-#else
-  if (g->dh != 1 || g->dw != 1 || g->h * g->w > (size_t)INT32_MAX)
-    return 0;
-  if (g->kh > 4 && g->kw < g->w)
-    return 0;
+ * decides and finds the first bad element. Covers every padding. i64 is a
+ * constant in each instantiation (sp_flat_indices_ok). */
+static inline int ic_flat_ok(const sp_geom *g, const void *indices, int i64) {
+  const ic_span in = ic_interior(g);
   const int nhwc = g->layout == SIMDPOOL_NHWC;
-  const int i64 = g->index_type == SIMDPOOL_INDEX_I64;
   const size_t planes = nhwc ? g->n : g->n * g->c, lanes = nhwc ? g->c : 1;
   const int32_t *v = indices; /* in 32-bit halves for I64 */
   const size_t halves = i64 ? 2 : 1;
@@ -214,26 +209,28 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
       return 0;
     const size_t n = g->oh * g->ow;
     for (size_t pl = 0; pl < planes && ok; pl++, v += n * halves)
-      ok &= ic_plane_ok(v, i64, n, &t, (uint32_t)g->w);
+      ok &= ic_plane_ok(v, i64, n, &t);
     return ok;
   }
   if (!nhwc && g->ow <= IC_PLANE_MAX) {
     uint32_t qcol[IC_PLANE_MAX], bncol[IC_PLANE_MAX];
     int32_t acc[IC_PLANE_MAX];
+    int whole = 1; /* every column spans the row */
     for (size_t ox = 0; ox < g->ow; ox++) {
       const ic_taps col = ic_taps_of(ox, g->sw, g->pl, g->kw, 1, g->w);
       qcol[ox] = (uint32_t)col.first;
       bncol[ox] = (uint32_t)col.count;
+      whole &= col.count == g->w;
       acc[ox] = 1;
     }
     for (size_t pl = 0; pl < planes && ok; pl++) {
       for (size_t oy = 0; oy < g->oh; oy++, v += g->ow * halves) {
         const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, 1, g->h);
-        if (row.count > 4 && g->kw < g->w)
+        ic_rows rows;
+        if (!ic_rows_of(row.count, whole, g->w, &rows))
           return 0;
         ic_row_acc(acc, v, i64, g->ow, qcol, bncol,
-                   (uint32_t)(row.first * g->w), (uint32_t)row.count,
-                   (uint32_t)g->w);
+                   (uint32_t)(row.first * g->w), &rows);
       }
       for (size_t ox = 0; ox < g->ow; ox++)
         ok &= acc[ox];
@@ -247,17 +244,17 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
     for (size_t pl = 0; pl < planes && ok; pl++) {
       for (size_t oy = 0; oy < g->oh; oy++) {
         const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, 1, g->h);
-        if (row.count > 4 && g->kw < g->w)
-          return 0;
-        ic_flat_run f = {0, 0, (uint32_t)g->w, (uint32_t)row.count, 0};
         for (size_t ox = 0; ox < g->ow; ox++, v += g->c * halves) {
-          const int inner = ox >= in->lo && ox < in->hi;
+          const int inner = ox >= in.lo && ox < in.hi;
           const ic_taps col =
               inner ? (ic_taps){ox * g->sw - g->pl, g->kw, 0}
                     : ic_taps_of(ox, g->sw, g->pl, g->kw, 1, g->w);
-          f.q = (uint32_t)(row.first * g->w + col.first);
-          f.bn = (uint32_t)col.count;
-          ic_flat_run_acc(acc, v, i64, g->c, &f);
+          ic_rows rows;
+          if (!ic_rows_of(row.count, col.count == g->w, g->w, &rows))
+            return 0;
+          ic_run_acc(acc, v, i64, g->c,
+                     (uint32_t)(row.first * g->w + col.first),
+                     (uint32_t)col.count, &rows);
         }
       }
       for (size_t ch = 0; ch < g->c; ch++)
@@ -268,26 +265,36 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
   for (size_t pl = 0; pl < planes && ok; pl++) {
     for (size_t oy = 0; oy < g->oh && ok; oy++) {
       const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, 1, g->h);
-      if (row.count > 4 && g->kw < g->w)
-        return 0;
-      ic_flat_run f = {0, 0, (uint32_t)g->w, (uint32_t)row.count, 0};
       for (size_t ox = 0; ox < g->ow;) {
         /* Interior columns: one run in NCHW; border ones a run each. */
-        const int inner = ox >= in->lo && ox < in->hi;
+        const int inner = ox >= in.lo && ox < in.hi;
         const ic_taps col = inner
                                 ? (ic_taps){ox * g->sw - g->pl, g->kw, 0}
                                 : ic_taps_of(ox, g->sw, g->pl, g->kw, 1, g->w);
-        const size_t cols = inner && !nhwc ? in->hi - ox : 1;
-        f.q = (uint32_t)(row.first * g->w + col.first);
-        f.bn = (uint32_t)col.count;
-        f.step = nhwc ? 0 : (uint32_t)g->sw;
-        ok &= ic_flat_run_ok(v, i64, cols * lanes, &f);
+        const size_t cols = inner && !nhwc ? in.hi - ox : 1;
+        ic_rows rows;
+        if (!ic_rows_of(row.count, col.count == g->w, g->w, &rows))
+          return 0;
+        ok &= ic_run_ok(v, i64, cols * lanes,
+                        (uint32_t)(row.first * g->w + col.first),
+                        nhwc ? 0 : (uint32_t)g->sw, (uint32_t)col.count, &rows);
         v += cols * lanes * halves;
         ox += cols;
       }
     }
   }
   return ok;
+}
+
+int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+  (void)g, (void)indices;
+  return 0;
+#else
+  if (g->dh != 1 || g->dw != 1 || g->h * g->w > (size_t)INT32_MAX)
+    return 0;
+  return g->index_type == SIMDPOOL_INDEX_I64 ? ic_flat_ok(g, indices, 1)
+                                             : ic_flat_ok(g, indices, 0);
 #endif
 }
 
