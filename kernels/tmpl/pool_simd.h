@@ -867,13 +867,26 @@ SP_HOT void bwd_scatter_nhwc(const sp_geom *g, const sp_io *io, int i64) {
       const size_t top = oy * g->sh + ki0 * g->dh - g->pt;
       const size_t last = oy * g->sh + (ki1 - 1) * g->dh - g->pt + 1;
       const size_t lim = last < R1 ? last : R1;
-      if (lim > zeroed) {
-        zero_px(dxn + zeroed * W * XS, (lim - zeroed) * W, C, XS);
-        zeroed = lim;
-      }
+      /* Rows [zeroed, lim) are new: zeroed pixel column by pixel column,
+       * each just before the first output of this row that reaches it, so
+       * its lines are in L1 when the adds come (a whole NHWC row of a
+       * wide layer is bigger than L1). zc: columns of them zeroed so far. */
+      const size_t nr = lim > zeroed ? lim - zeroed : 0;
+      float *const fresh = dxn + zeroed * W * XS;
+      size_t zc = 0;
       finite &= dy_row_finite(g, io, n, oy);
       const int inside = top >= R0 && last <= R1;
       for (size_t ox = 0; ox < g->ow; ox++) {
+        if (nr) {
+          /* One past the last input column of window ox. */
+          const size_t ec = ox * g->sw + (g->kw - 1) * g->dw + 1;
+          const size_t end = ec <= g->pl ? 0 : ec - g->pl < W ? ec - g->pl : W;
+          if (end > zc) {
+            for (size_t r = 0; r < nr; r++)
+              zero_px(fresh + (r * W + zc) * XS, end - zc, C, XS);
+            zc = end;
+          }
+        }
         const size_t px = (n * g->oh + oy) * g->ow + ox;
         const float *dyp = io->dy + px * g->ys;
         const int64_t *i8 = (const int64_t *)io->indices + px * C;
@@ -889,6 +902,10 @@ SP_HOT void bwd_scatter_nhwc(const sp_geom *g, const sp_io *io, int i64) {
           }
         }
       }
+      if (nr && zc < W)
+        for (size_t r = 0; r < nr; r++)
+          zero_px(fresh + (r * W + zc) * XS, W - zc, C, XS);
+      zeroed += nr;
     }
     if (zeroed < R1)
       zero_px(dxn + zeroed * W * XS, (R1 - zeroed) * W, C, XS);
