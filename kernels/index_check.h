@@ -317,9 +317,45 @@ static inline int ic_u8_run_ok(const uint8_t *v, size_t n, uint32_t kb,
   return ok;
 }
 
+/* U8 tap numbers, NCHW, windows of at most 32 taps: each output position's
+ * valid taps as a bit mask, built once per call (a plane of at most
+ * IC_U8_TABLE outputs), then one pass per plane that compilers vectorise
+ * (variable shifts): t is valid iff t < kh*kw and bit t of its position's
+ * mask is set. */
+#define IC_U8_TABLE 4096 /* 16 KiB of stack */
+static inline int ic_u8_nchw_ok(const sp_geom *g, const uint8_t *v) {
+  const size_t ohw = g->oh * g->ow;
+  const uint32_t taps = (uint32_t)(g->kh * g->kw);
+  uint32_t allowed[IC_U8_TABLE];
+  for (size_t oy = 0, i = 0; oy < g->oh; oy++) {
+    const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
+    for (size_t ox = 0; ox < g->ow; ox++, i++) {
+      const ic_taps col = ic_taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
+      uint32_t m = 0;
+      for (size_t a = row.k0; a < row.k0 + row.count; a++)
+        for (size_t b = col.k0; b < col.k0 + col.count; b++)
+          m |= 1u << (a * g->kw + b);
+      allowed[i] = m;
+    }
+  }
+  uint32_t miss = 0;
+  uint8_t top = 0;
+  for (size_t p = 0; p < g->n * g->c; p++, v += ohw)
+    for (size_t i = 0; i < ohw; i++) {
+      const uint8_t t = v[i];
+      top = t > top ? t : top;
+      miss |= ~(allowed[i] >> (t & 31u));
+    }
+  return top < taps && !(miss & 1u);
+}
+
 /* 1: every U8 index names a valid tap of its window; 0: one does not, or
- * the pass does not decide (NCHW). Any padding and dilation. */
+ * the pass does not decide (NCHW planes too big for the table, windows
+ * of more than 32 taps). Any padding and dilation. */
 int SP_FN(sp_u8_indices_ok)(const sp_geom *g, const void *indices) {
+  if (g->layout == SIMDPOOL_NCHW && g->kh * g->kw <= 32 &&
+      g->oh * g->ow <= IC_U8_TABLE)
+    return ic_u8_nchw_ok(g, indices);
   if (g->layout != SIMDPOOL_NHWC || g->kh * g->kw > 256)
     return 0;
   const uint32_t kw = (uint32_t)g->kw, taps = (uint32_t)(g->kh * g->kw);

@@ -3048,20 +3048,6 @@ SP_HOT void bwd_scatter_nchw_flat(const sp_geom *g, const sp_io *io) {
     bwd_scatter_nchw(g, io, 0);
 }
 
-void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
-  if (lop_fits(g, 2, 1))
-    maxpool_bwd_nchw_lop(g, io, 0);
-  else
-    bwd_nchw_body(g, io, BWD_MAX);
-}
-void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
-  if (g->index_type != SIMDPOOL_INDEX_U8)
-    bwd_scatter_nchw_flat(g, io);
-  else if (lop_fits(g, 1, 2))
-    maxpool_bwd_nchw_lop(g, io, 1);
-  else
-    bwd_nchw_body(g, io, BWD_MAX_IDX);
-}
 /* AVG backward, NCHW, overlapping rows with stride 1 along them (the
  * Inception 3x3/s1/pad 1), undilated: gathered. Each output row's shares
  * dy / divisor are computed once, as vectors, into a ring of the output rows
@@ -3081,11 +3067,14 @@ typedef struct avg_ring {
   size_t rows, lead, len; /* slots, padding before ox = 0, floats per slot */
 } avg_ring;
 
-static inline int avg_ring_of(const sp_geom *g, avg_ring *r) {
-  if (g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kw < 2 ||
-      g->kh * g->kw > ((size_t)1 << 24))
+/* The ring of a stride-1-along-rows gather (AVG and MAX backward): slots
+ * of `len` elements for the output rows that cover AVG_GATHER_ROWS
+ * consecutive input rows; `per` slots' worth of other scratch must fit
+ * beside them in `cap` elements. */
+static inline int gather_ring_of(const sp_geom *g, avg_ring *r, size_t per,
+                                 size_t cap) {
+  if (g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kw < 2)
     return 0;
-  /* The output rows covering AVG_GATHER_ROWS consecutive input rows. */
   r->rows = (g->kh + AVG_GATHER_ROWS - 2) / g->sh + 1;
   r->lead = g->kw - 1;
   /* Lane ix of a block starting below w reads slot index ix + pl - kj +
@@ -3093,7 +3082,12 @@ static inline int avg_ring_of(const sp_geom *g, avg_ring *r) {
   const size_t need = g->w + SP_VL + g->pl + r->lead;
   const size_t have = r->lead + g->ow + SP_VL;
   r->len = round_up(need > have ? need : have, SP_VL);
-  return (r->rows + 1) * r->len <= AVG_GATHER_SCRATCH;
+  return (r->rows + per) * r->len <= cap;
+}
+
+static inline int avg_ring_of(const sp_geom *g, avg_ring *r) {
+  return g->kh * g->kw <= ((size_t)1 << 24) &&
+         gather_ring_of(g, r, 1, AVG_GATHER_SCRATCH);
 }
 
 /* The shares of output row oy into slot s: dy / (taps_h(oy) * taps_w). */
@@ -3185,6 +3179,239 @@ void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
 }
 void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   bwd_nchw_body(g, io, BWD_LP);
+}
+
+/* MAX backward, NCHW, stride 1 along rows, undilated, gathered on the AVG
+ * gather's ring: each output row's keys (its indices as int32 lanes: flat
+ * positions, or U8 tap numbers; -1 outside [0, ow)) and its dy go into a
+ * slot once; then each dx vector sums, in output order (covering rows
+ * ascending, then columns ascending), the dy of the covering outputs whose
+ * key names it, and is stored once: no zeroing pass, no read-modify-write,
+ * every index type through the same body. A key names lane ix of dx row iy
+ * when it is iy * w + ix (flat) or the tap (iy + pt - oy * sh) * kw + kj
+ * that output's window has there (U8). A lane whose key names another
+ * pixel adds +0.0f, which changes no bits (dx is never -0.0f), so each sum
+ * is the reference's. */
+#define MAX_GATHER_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
+
+static inline int max_ring_of(const sp_geom *g, avg_ring *r) {
+  /* Flat keys and lane positions (up to h * w + SP_VL) as int32. */
+  return (g->index_type == SIMDPOOL_INDEX_U8 ||
+          g->h * g->w <= (size_t)INT32_MAX - SP_VL) &&
+         gather_ring_of(g, r, 0, MAX_GATHER_SCRATCH);
+}
+
+/* Output row orow's keys and dy (cnt-limited: the slot's padding stays). */
+SP_HOT void max_key_row(const sp_geom *g, const sp_io *io,
+                        simdpool_index_type it, size_t orow, int32_t *k,
+                        float *d) {
+  for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+    const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+    store_index(k, SIMDPOOL_INDEX_I32, ox,
+                load_index(io->indices, it, orow + ox, cnt), cnt);
+    store_lanes(d + ox, load_lanes(io->dy + orow + ox, cnt), cnt);
+  }
+}
+
+/* Lanes [ix, ix + cnt) of R dx rows from D (row stride W): row r_ sums the
+ * m covering slots at offsets E[r_][0..m) (already shifted by lead + pl)
+ * whose kernel rows are KY[r_][0..m); R independent chains. */
+#define MAX_GATHER_BLOCK(E, KY, D, R)                                          \
+  do {                                                                         \
+    vf acc[R];                                                                 \
+    vi pos[R];                                                                 \
+    for (int r_ = 0; r_ < (R); r_++) {                                         \
+      acc[r_] = z;                                                             \
+      pos[r_] = vi_ramp((int32_t)((iy + (size_t)r_) * W + ix), 1);             \
+    }                                                                          \
+    for (size_t t_ = 0; t_ < m; t_++)                                          \
+      for (size_t kj = KW; kj-- > 0;)                                          \
+        for (int r_ = 0; r_ < (R); r_++) {                                     \
+          const size_t e_ = (E)[r_][t_] + ix - kj;                             \
+          const vi tg_ =                                                       \
+              u8 ? vi_set1((int32_t)((KY)[r_][t_] * KW + kj)) : pos[r_];       \
+          acc[r_] =                                                            \
+              vf_add(acc[r_], vf_select(vm_eq_i(vi_load_i32(keys + e_), tg_),  \
+                                        z, vf_load(dys + e_)));                \
+        }                                                                      \
+    for (int r_ = 0; r_ < (R); r_++)                                           \
+      store_lanes((D) + (size_t)r_ * W + ix, acc[r_], cnt);                    \
+  } while (0)
+
+/* it: the key type (U8 or flat), a compile-time constant. */
+SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
+                                    const avg_ring *r, simdpool_index_type it) {
+  _Alignas(64) int32_t keys[MAX_GATHER_SCRATCH];
+  _Alignas(64) float dys[MAX_GATHER_SCRATCH];
+  for (size_t i = 0; i < r->rows * r->len; i++) {
+    keys[i] = -1;
+    dys[i] = 0.0f;
+  }
+  const size_t W = g->w, KW = g->kw;
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  const vf z = vf_zero();
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t obase = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      cover rv = {0, 0};
+      size_t filled = 0; /* output rows [0, filled) are in the ring */
+      size_t iy = 0;
+      while (iy < g->h) {
+        /* Up to AVG_GATHER_ROWS rows with as many covering output rows. */
+        size_t e[AVG_GATHER_ROWS][GATHER_MAX], ky[AVG_GATHER_ROWS][GATHER_MAX];
+        size_t rows = 0, m = 0;
+        for (; rows < AVG_GATHER_ROWS && iy + rows < g->h; rows++) {
+          cover cv = rv;
+          cover_advance(&cv, iy + rows, g->pt, g->sh, g->kh, 1, g->oh);
+          if (rows && cv.hi - cv.lo != m)
+            break;
+          m = cv.hi - cv.lo;
+          rv = cv;
+          for (; filled < rv.hi; filled++) {
+            const size_t sl = (filled % r->rows) * r->len + r->lead;
+            max_key_row(g, io, it, obase + filled * g->ow, keys + sl, dys + sl);
+          }
+          for (size_t t = 0; t < m; t++) {
+            const size_t oy = rv.lo + t;
+            e[rows][t] = (oy % r->rows) * r->len + r->lead + g->pl;
+            ky[rows][t] = iy + rows + g->pt - oy * g->sh;
+          }
+        }
+        for (size_t ix = 0; ix < W; ix += SP_VL) {
+          const size_t cnt = W - ix < SP_VL ? W - ix : SP_VL;
+          if (rows == AVG_GATHER_ROWS) {
+            MAX_GATHER_BLOCK(e, ky, dxp + iy * W, AVG_GATHER_ROWS);
+          } else {
+            for (size_t r0 = 0; r0 < rows; r0++, iy++)
+              MAX_GATHER_BLOCK(e + r0, ky + r0, dxp + iy * W, 1);
+            iy -= rows;
+          }
+        }
+        iy += rows;
+      }
+    }
+  }
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
+}
+
+/* The same gather for 3x3/s1/p1 with same-size planes (GoogLeNet's and
+ * Inception's pools), a whole plane at a time: with ow == w, output o's
+ * window is centred on input position o, so dx element p hears from
+ * outputs p + d for the nine d of {-w, 0, w} + {-1, 0, 1}, ascending d
+ * being output order, and the plane is one flat row without per-row work.
+ * Keys are flat positions (U8 taps become o + (t/3 - 1) * w + t%3 - 1).
+ * A d that wraps a row names an output whose window lies in the last (or
+ * first) two columns, so its key can never name p's column 0 (w - 1) when
+ * w >= 3; outputs before and after the plane read the padding: key -1. */
+#define PLANE3_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
+
+static inline size_t plane3_lead(const sp_geom *g) {
+  return round_up(g->w + 1, SP_VL);
+}
+
+static inline int plane3_fits(const sp_geom *g) {
+  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+         g->dw == 1 && g->pt == 1 && g->pl == 1 && g->oh == g->h &&
+         g->ow == g->w && g->w >= 3 &&
+         2 * plane3_lead(g) + g->h * g->w + SP_VL <= PLANE3_SCRATCH;
+}
+
+/* U8 tap numbers of a 3x3 window (validated: 0..8) as offsets from the
+ * window's centre in a plane of width w. */
+SP_HOT vi tap3_offset(vi t, int32_t w) {
+  vi r = vi_set1(-w - 1);
+  for (int32_t k = 1; k < 9; k++)
+    r = vi_select(vm_eq_i(t, vi_set1(k)), r,
+                  vi_set1((k / 3 - 1) * w + k % 3 - 1));
+  return r;
+}
+
+/* it: the key type, a compile-time constant. */
+SP_HOT void max3x3s1_plane_gather(const sp_geom *g, const sp_io *io,
+                                  simdpool_index_type it) {
+  _Alignas(64) int32_t keys[PLANE3_SCRATCH];
+  _Alignas(64) float dys[PLANE3_SCRATCH];
+  const size_t W = g->w, hw = g->h * W, lead = plane3_lead(g);
+  const size_t end = 2 * lead + hw + SP_VL;
+  for (size_t i = 0; i < end; i++) {
+    keys[i] = -1;
+    dys[i] = 0.0f;
+  }
+  const ptrdiff_t sw = (ptrdiff_t)W;
+  const ptrdiff_t d[9] = {-sw - 1, -sw, -sw + 1, -1, 0, 1, sw - 1, sw, sw + 1};
+  const vf z = vf_zero();
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t ob = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t o = 0; o < hw; o += SP_VL) {
+        const size_t cnt = hw - o < SP_VL ? hw - o : SP_VL;
+        vi k = load_index(io->indices, it, ob + o, cnt);
+        if (it == SIMDPOOL_INDEX_U8)
+          k = vi_add(vi_ramp((int32_t)o, 1), tap3_offset(k, (int32_t)W));
+        store_index(keys + lead, SIMDPOOL_INDEX_I32, o, k, cnt);
+        store_lanes(dys + lead + o, load_lanes(io->dy + ob + o, cnt), cnt);
+      }
+      /* Tested here, in L1, rather than in a second pass over dy. */
+      const int finite = all_finite(dys + lead, hw);
+      for (size_t p = 0; p < hw; p += SP_VL) {
+        const size_t cnt = hw - p < SP_VL ? hw - p : SP_VL;
+        const vi pos = vi_ramp((int32_t)p, 1);
+        vf acc = z;
+        for (int j = 0; j < 9; j++) {
+          const size_t e = (size_t)((ptrdiff_t)(lead + p) + d[j]);
+          acc = vf_add(acc, vf_select(vm_eq_i(vi_load_i32(keys + e), pos), z,
+                                      vf_load(dys + e)));
+        }
+        store_lanes(dxp + p, acc, cnt);
+      }
+      if (!finite)
+        canonicalize(dxp, hw);
+    }
+  }
+}
+
+/* The gather on the plan's index type. */
+SP_HOT void maxpool_bwd_nchw_gather_idx(const sp_geom *g, const sp_io *io,
+                                        const avg_ring *r) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_U8);
+  else if (g->index_type == SIMDPOOL_INDEX_I64)
+    maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_I64);
+  else
+    maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_I32);
+}
+
+/* The plane gather on the plan's index type. */
+SP_HOT void maxpool_bwd_plane3_idx(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    max3x3s1_plane_gather(g, io, SIMDPOOL_INDEX_U8);
+  else if (g->index_type == SIMDPOOL_INDEX_I64)
+    max3x3s1_plane_gather(g, io, SIMDPOOL_INDEX_I64);
+  else
+    max3x3s1_plane_gather(g, io, SIMDPOOL_INDEX_I32);
+}
+
+void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  if (lop_fits(g, 2, 1))
+    maxpool_bwd_nchw_lop(g, io, 0);
+  else
+    bwd_nchw_body(g, io, BWD_MAX);
+}
+void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
+  avg_ring r;
+  if (plane3_fits(g))
+    maxpool_bwd_plane3_idx(g, io);
+  else if (max_ring_of(g, &r)) /* stride 1 along overlapping rows */
+    maxpool_bwd_nchw_gather_idx(g, io, &r);
+  else if (g->index_type != SIMDPOOL_INDEX_U8)
+    bwd_scatter_nchw_flat(g, io);
+  else if (lop_fits(g, 1, 2))
+    maxpool_bwd_nchw_lop(g, io, 1);
+  else
+    bwd_nchw_body(g, io, BWD_MAX_IDX);
 }
 
 /* ================================================================ 2x2/s2
@@ -3733,7 +3960,13 @@ SP_HOT void bwd3x3_from_x_planes(const sp_geom *g, const sp_io *io, int s2) {
       bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
     } else {
       nchw3x3s1(&g1, &fwd, P3_MAX, 1);
-      bwd_nchw_body(&g1, &bwd, BWD_MAX_IDX);
+      avg_ring r;
+      if (plane3_fits(&g1))
+        max3x3s1_plane_gather(&g1, &bwd, SIMDPOOL_INDEX_U8);
+      else if (max_ring_of(&g1, &r))
+        maxpool_bwd_nchw_gather(&g1, &bwd, &r, SIMDPOOL_INDEX_U8);
+      else
+        bwd_nchw_body(&g1, &bwd, BWD_MAX_IDX);
     }
   }
 }
