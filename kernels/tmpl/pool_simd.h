@@ -3150,15 +3150,15 @@ SP_HOT void bwd_scatter_nchw_flat(const sp_geom *g, const sp_io *io) {
 #define AVG_GATHER_SCRATCH 8192 /* floats: 32 KiB of stack */
 #define AVG_GATHER_ROWS 4
 
-typedef struct avg_ring {
+typedef struct gather_ring {
   size_t rows, lead, len; /* slots, padding before ox = 0, floats per slot */
-} avg_ring;
+} gather_ring;
 
 /* The ring of a stride-1-along-rows gather (AVG and MAX backward): slots
  * of `len` elements for the output rows that cover AVG_GATHER_ROWS
  * consecutive input rows; `per` slots' worth of other scratch must fit
  * beside them in `cap` elements. */
-static inline int gather_ring_of(const sp_geom *g, avg_ring *r, size_t per,
+static inline int gather_ring_of(const sp_geom *g, gather_ring *r, size_t per,
                                  size_t cap) {
   if (g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kw < 2)
     return 0;
@@ -3172,9 +3172,27 @@ static inline int gather_ring_of(const sp_geom *g, avg_ring *r, size_t per,
   return (r->rows + per) * r->len <= cap;
 }
 
-static inline int avg_ring_of(const sp_geom *g, avg_ring *r) {
+static inline int avg_ring_of(const sp_geom *g, gather_ring *r) {
   return g->kh * g->kw <= ((size_t)1 << 24) &&
          gather_ring_of(g, r, 1, AVG_GATHER_SCRATCH);
+}
+
+/* The next group of a ring gather: up to AVG_GATHER_ROWS input rows from iy
+ * that have the same number m of covering output rows (the first of them
+ * in lo[]), the cover *rv advanced to its last row. Returns its rows. */
+SP_HOT size_t gather_group(const sp_geom *g, size_t iy, cover *rv, size_t *m,
+                           size_t lo[AVG_GATHER_ROWS]) {
+  size_t rows = 0;
+  for (; rows < AVG_GATHER_ROWS && iy + rows < g->h; rows++) {
+    cover cv = *rv;
+    cover_advance(&cv, iy + rows, g->pt, g->sh, g->kh, 1, g->oh);
+    if (rows && cv.hi - cv.lo != *m)
+      break;
+    *m = cv.hi - cv.lo;
+    *rv = cv;
+    lo[rows] = cv.lo;
+  }
+  return rows;
 }
 
 /* The shares of output row oy into slot s: dy / (taps_h(oy) * taps_w). */
@@ -3206,7 +3224,7 @@ SP_HOT void avg_share_row(const sp_geom *g, const float *dy, const float *tw,
   } while (0)
 
 SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
-                                    const avg_ring *r) {
+                                    const gather_ring *r) {
   _Alignas(64) float scratch[AVG_GATHER_SCRATCH];
   float *tw = scratch + r->rows * r->len;
   memset(scratch, 0, r->rows * r->len * sizeof *scratch);
@@ -3221,24 +3239,17 @@ SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
       size_t filled = 0; /* output rows [0, filled) have had their shares */
       size_t iy = 0;
       while (iy < g->h) {
-        /* Up to AVG_GATHER_ROWS rows with as many covering output rows. */
         const float *s[AVG_GATHER_ROWS][GATHER_MAX];
-        size_t rows = 0, m = 0;
-        for (; rows < AVG_GATHER_ROWS && iy + rows < g->h; rows++) {
-          cover cv = rv;
-          cover_advance(&cv, iy + rows, g->pt, g->sh, g->kh, 1, g->oh);
-          if (rows && cv.hi - cv.lo != m)
-            break;
-          m = cv.hi - cv.lo;
-          rv = cv;
-          for (; filled < rv.hi; filled++)
-            avg_share_row(g, dyp + filled * g->ow, tw,
-                          scratch + (filled % r->rows) * r->len + r->lead,
-                          filled);
+        size_t lo[AVG_GATHER_ROWS], m = 0;
+        const size_t rows = gather_group(g, iy, &rv, &m, lo);
+        for (; filled < rv.hi; filled++)
+          avg_share_row(g, dyp + filled * g->ow, tw,
+                        scratch + (filled % r->rows) * r->len + r->lead,
+                        filled);
+        for (size_t r0 = 0; r0 < rows; r0++)
           for (size_t t = 0; t < m; t++)
-            s[rows][t] =
-                scratch + ((rv.lo + t) % r->rows) * r->len + r->lead + g->pl;
-        }
+            s[r0][t] =
+                scratch + ((lo[r0] + t) % r->rows) * r->len + r->lead + g->pl;
         for (size_t ix = 0; ix < W; ix += SP_VL) {
           const size_t cnt = W - ix < SP_VL ? W - ix : SP_VL;
           if (rows == AVG_GATHER_ROWS) {
@@ -3258,7 +3269,7 @@ SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
 }
 
 void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
-  avg_ring r;
+  gather_ring r;
   if (avg_ring_of(g, &r)) /* stride 1 along overlapping rows */
     avgpool_bwd_nchw_gather(g, io, &r);
   else
@@ -3281,7 +3292,7 @@ void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
  * is the reference's. */
 #define MAX_GATHER_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
 
-static inline int max_ring_of(const sp_geom *g, avg_ring *r) {
+static inline int max_ring_of(const sp_geom *g, gather_ring *r) {
   /* Flat keys and lane positions (up to h * w + SP_VL) as int32. */
   return (g->index_type == SIMDPOOL_INDEX_U8 ||
           g->h * g->w <= (size_t)INT32_MAX - SP_VL) &&
@@ -3300,16 +3311,16 @@ SP_HOT void max_key_row(const sp_geom *g, const sp_io *io,
   }
 }
 
-/* Lanes [ix, ix + cnt) of R dx rows from D (row stride W): row r_ sums the
- * m covering slots at offsets E[r_][0..m) (already shifted by lead + pl)
- * whose kernel rows are KY[r_][0..m); R independent chains. */
-#define MAX_GATHER_BLOCK(E, KY, D, R)                                          \
+/* Lanes [ix, ix + cnt) of R dx rows from row Y (dxp, row stride W): row r_
+ * sums the m covering slots at offsets E[r_][0..m) (already shifted by
+ * lead + pl) whose kernel rows are KY[r_][0..m); R independent chains. */
+#define MAX_GATHER_BLOCK(E, KY, Y, R)                                          \
   do {                                                                         \
     vf acc[R];                                                                 \
     vi pos[R];                                                                 \
     for (int r_ = 0; r_ < (R); r_++) {                                         \
       acc[r_] = z;                                                             \
-      pos[r_] = vi_ramp((int32_t)((iy + (size_t)r_) * W + ix), 1);             \
+      pos[r_] = vi_ramp((int32_t)(((Y) + (size_t)r_) * W + ix), 1);            \
     }                                                                          \
     for (size_t t_ = 0; t_ < m; t_++)                                          \
       for (size_t kj = KW; kj-- > 0;)                                          \
@@ -3322,12 +3333,13 @@ SP_HOT void max_key_row(const sp_geom *g, const sp_io *io,
                                         z, vf_load(dys + e_)));                \
         }                                                                      \
     for (int r_ = 0; r_ < (R); r_++)                                           \
-      store_lanes((D) + (size_t)r_ * W + ix, acc[r_], cnt);                    \
+      store_lanes(dxp + ((Y) + (size_t)r_) * W + ix, acc[r_], cnt);            \
   } while (0)
 
 /* it: the key type (U8 or flat), a compile-time constant. */
 SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
-                                    const avg_ring *r, simdpool_index_type it) {
+                                    const gather_ring *r,
+                                    simdpool_index_type it) {
   _Alignas(64) int32_t keys[MAX_GATHER_SCRATCH];
   _Alignas(64) float dys[MAX_GATHER_SCRATCH];
   for (size_t i = 0; i < r->rows * r->len; i++) {
@@ -3345,34 +3357,26 @@ SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
       size_t filled = 0; /* output rows [0, filled) are in the ring */
       size_t iy = 0;
       while (iy < g->h) {
-        /* Up to AVG_GATHER_ROWS rows with as many covering output rows. */
         size_t e[AVG_GATHER_ROWS][GATHER_MAX], ky[AVG_GATHER_ROWS][GATHER_MAX];
-        size_t rows = 0, m = 0;
-        for (; rows < AVG_GATHER_ROWS && iy + rows < g->h; rows++) {
-          cover cv = rv;
-          cover_advance(&cv, iy + rows, g->pt, g->sh, g->kh, 1, g->oh);
-          if (rows && cv.hi - cv.lo != m)
-            break;
-          m = cv.hi - cv.lo;
-          rv = cv;
-          for (; filled < rv.hi; filled++) {
-            const size_t sl = (filled % r->rows) * r->len + r->lead;
-            max_key_row(g, io, it, obase + filled * g->ow, keys + sl, dys + sl);
-          }
-          for (size_t t = 0; t < m; t++) {
-            const size_t oy = rv.lo + t;
-            e[rows][t] = (oy % r->rows) * r->len + r->lead + g->pl;
-            ky[rows][t] = iy + rows + g->pt - oy * g->sh;
-          }
+        size_t lo[AVG_GATHER_ROWS], m = 0;
+        const size_t rows = gather_group(g, iy, &rv, &m, lo);
+        for (; filled < rv.hi; filled++) {
+          const size_t sl = (filled % r->rows) * r->len + r->lead;
+          max_key_row(g, io, it, obase + filled * g->ow, keys + sl, dys + sl);
         }
+        for (size_t r0 = 0; r0 < rows; r0++)
+          for (size_t t = 0; t < m; t++) {
+            const size_t oy = lo[r0] + t;
+            e[r0][t] = (oy % r->rows) * r->len + r->lead + g->pl;
+            ky[r0][t] = iy + r0 + g->pt - oy * g->sh;
+          }
         for (size_t ix = 0; ix < W; ix += SP_VL) {
           const size_t cnt = W - ix < SP_VL ? W - ix : SP_VL;
           if (rows == AVG_GATHER_ROWS) {
-            MAX_GATHER_BLOCK(e, ky, dxp + iy * W, AVG_GATHER_ROWS);
+            MAX_GATHER_BLOCK(e, ky, iy, AVG_GATHER_ROWS);
           } else {
-            for (size_t r0 = 0; r0 < rows; r0++, iy++)
-              MAX_GATHER_BLOCK(e + r0, ky + r0, dxp + iy * W, 1);
-            iy -= rows;
+            for (size_t r0 = 0; r0 < rows; r0++)
+              MAX_GATHER_BLOCK(e + r0, ky + r0, iy + r0, 1);
           }
         }
         iy += rows;
@@ -3462,7 +3466,7 @@ SP_HOT void max3x3s1_plane_gather(const sp_geom *g, const sp_io *io,
 
 /* The gather on the plan's index type. */
 SP_HOT void maxpool_bwd_nchw_gather_idx(const sp_geom *g, const sp_io *io,
-                                        const avg_ring *r) {
+                                        const gather_ring *r) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
     maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_U8);
   else if (g->index_type == SIMDPOOL_INDEX_I64)
@@ -3488,7 +3492,7 @@ void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
     bwd_nchw_body(g, io, BWD_MAX);
 }
 void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
-  avg_ring r;
+  gather_ring r;
   if (plane3_fits(g))
     maxpool_bwd_plane3_idx(g, io);
   else if (max_ring_of(g, &r)) /* stride 1 along overlapping rows */
@@ -4047,7 +4051,7 @@ SP_HOT void bwd3x3_from_x_planes(const sp_geom *g, const sp_io *io, int s2) {
       bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
     } else {
       nchw3x3s1(&g1, &fwd, P3_MAX, 1);
-      avg_ring r;
+      gather_ring r;
       if (plane3_fits(&g1))
         max3x3s1_plane_gather(&g1, &bwd, SIMDPOOL_INDEX_U8);
       else if (max_ring_of(&g1, &r))
