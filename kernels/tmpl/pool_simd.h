@@ -3349,6 +3349,7 @@ SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
   const size_t W = g->w, KW = g->kw;
   const int u8 = it == SIMDPOOL_INDEX_U8;
   const vf z = vf_zero();
+  int finite = 1; /* every dy so far */
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
@@ -3363,6 +3364,7 @@ SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
         for (; filled < rv.hi; filled++) {
           const size_t sl = (filled % r->rows) * r->len + r->lead;
           max_key_row(g, io, it, obase + filled * g->ow, keys + sl, dys + sl);
+          finite &= all_finite(dys + sl, g->ow); /* in L1, not a second pass */
         }
         for (size_t r0 = 0; r0 < rows; r0++)
           for (size_t t = 0; t < m; t++) {
@@ -3383,7 +3385,7 @@ SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
       }
     }
   }
-  if (!all_finite(io->dy, out_count(g)))
+  if (!finite)
     canonicalize(io->dx, in_count(g));
 }
 
