@@ -595,7 +595,7 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                      simdpool_isa_name(isa), op_name((sp_op)op));
   }
   plan->isa = isa;
-  /* SIMD kernels clamp as they store y (pool_simd.h, yclamp); the scalar
+  /* SIMD kernels clamp as they store y (tmpl/common.h, yclamp); the scalar
    * reference is clamped after each kernel call. */
   plan->clamp =
       g->clamp && isa == SIMDPOOL_ISA_SCALAR ? sp_clamp_for(isa) : NULL;

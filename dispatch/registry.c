@@ -25,7 +25,7 @@ const sp_kernel_entry sp_registry[] = {
 
 const size_t sp_registry_size = sizeof sp_registry / sizeof sp_registry[0];
 
-/* The AVG division of each SIMD ISA built (tmpl/pool_simd.h), for its
+/* The AVG division of each SIMD ISA built (kernels/tmpl/common.h), for its
  * proof. */
 #define SP_DIVIDE_DECL(sfx)                                                    \
   int sp_divide_##sfx(const float *x, const float *d, size_t d_stride,         \
@@ -63,7 +63,7 @@ const sp_divide_entry sp_divide_table[] = {
 const size_t sp_divide_table_size =
     sizeof sp_divide_table / sizeof sp_divide_table[0] - 1;
 
-/* The output clamp of each SIMD ISA built (tmpl/pool_simd.h). */
+/* The output clamp of each SIMD ISA built (kernels/tmpl/common.h). */
 #define SP_CLAMP_DECL(sfx)                                                     \
   void sp_clamp_##sfx(float *y, size_t pixels, size_t c, size_t stride,        \
                       float lo, float hi);

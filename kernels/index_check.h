@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* index_check.h — the validity test of flat I32/I64 indices (the pass
  * that lets MAX backward trust them), plain C that the compiler vectorises:
- * included once per SIMD ISA file (SP_FN from its vector layer) so it runs
- * at that ISA's width, and once by dispatch (execute.c, the baseline
+ * included once per SIMD ISA (tmpl/index_check.c, SP_FN from its vector layer)
+ * so it runs at that ISA's width, and once by dispatch (execute.c, the baseline
  * instantiation) next to the general walk that finds the first bad index.
  * It decides no policy: it only says "all valid" or "not shown valid". */
 #ifndef SIMDPOOL_INDEX_CHECK_H

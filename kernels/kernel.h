@@ -37,7 +37,7 @@ typedef struct sp_geom {
    * step is c. */
   size_t xs, ys;
   /* Forward's output clamp [clamp_lo, clamp_hi] (clamp set): the SIMD
-   * forward kernels apply it as they store y (yclamp in pool_simd.h); for
+   * forward kernels apply it as they store y (yclamp in tmpl/common.h); for
    * the scalar reference dispatch applies it after the kernel
    * (sp_clamp_fn), and scalar kernels ignore it. */
   int clamp;
@@ -172,7 +172,7 @@ sp_clamp_fn sp_clamp_for(simdpool_isa isa);
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u
 
-/* The AVG division's fast path (kernels/tmpl/pool_simd.h, div_by): exact,
+/* The AVG division's fast path (kernels/tmpl/common.h, div_by): exact,
  * and proven so by tests/test_divide.c, for every integer divisor d in
  * [1, SP_DIV_FAST_MAX] and every x with SP_DIV_FAST_MIN <= |x| <= FLT_MAX.
  * Everything else divides. */

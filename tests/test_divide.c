@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_divide.c — proves the AVG kernels' division exact: every ISA's own
- * division (sp_divide_table, the div_by of kernels/tmpl/pool_simd.h) against
+ * division (sp_divide_table, the div_by of kernels/tmpl/common.h) against
  * the IEEE quotient x / d, bit for bit, over whole binades.
  *
  * The fast path (AVX2, AVX-512, NEON) takes r = RN(1/d) and computes

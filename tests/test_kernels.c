@@ -463,7 +463,7 @@ END_TEST
 
 /* Shapes larger than the random ones, for kernel paths that cut a plane
  * into pieces: the NCHW sums go through a 16 KiB scratch in bands of rows
- * and tiles of columns (pad_plan_of in tmpl/pool_simd.h), so these give
+ * and tiles of columns (pad_plan_of in kernels/tmpl/nchw.h), so these give
  * several bands, several tiles, both, every stride class, and kernels too
  * tall or too wide for the scratch. Every general kernel runs them all, and
  * every specialised kernel the ones of its shape. */

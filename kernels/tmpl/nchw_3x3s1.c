@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/* nchw_3x3s1.c — the 3x3/stride-1 forward kernels (AVG and MAX,
+ * NCHW, and AVG NHWC); compiled once per SIMD ISA (kernels/meson.build). */
+#include "tmpl/vec.h"
+
+#include "tmpl/nchw.h"
+
+/* ================================================================ 3x3/s1
+ * AVG 3x3, stride 1 (Inception), any padding (SP_SHAPE_3X3S1). Each output
+ * adds its nine taps in row-major order as the reference does, but from
+ * the first tap on instead of from +0 (div_sum makes up for it), and
+ * padding taps come in as +0, which changes no such sum. The divisors of a
+ * call, d = ny * nx, are few: s3->dv[3 - ny][k] (k: the kind of block, NCHW;
+ * 3 - nx, NHWC). */
+typedef struct sums3 {
+  const sp_geom *g; /* its output clamp */
+  divisor dv[3][3];
+  vm first[3], last[3]; /* NCHW: the lanes where tap kj is inside the row */
+  /* NCHW MAX (nchw3x3s1): y and indices, the value of taps outside the
+   * input (-inf; +0 for AVG), index tracking, the group's first output row
+   * and the lanes to redo (NaN met, or with track a max of -inf). */
+  float *y;
+  void *ind;
+  vf pad;
+  int track;
+  size_t oy;
+  vm bad;
+} sums3;
+
+/* (float)nx per lane for the cnt outputs from ox0 (1 in the other lanes). */
+static inline vf cols3_factor(const sp_geom *g, size_t ox0, size_t cnt) {
+  float lane[SP_VL];
+  for (size_t i = 0; i < SP_VL; i++)
+    lane[i] = i < cnt ? (float)sp_avg_taps_w(g, ox0 + i) : 1.0f;
+  return vf_load(lane);
+}
+
+/* The nine taps' sum of an output from its three rows' taps, in order. */
+SP_HOT vf sum3x3(vf t00, vf t01, vf t02, vf t10, vf t11, vf t12, vf t20, vf t21,
+                 vf t22) {
+  vf a = vf_add(t00, t01);
+  a = vf_add(a, t02);
+  a = vf_add(a, t10);
+  a = vf_add(a, t11);
+  a = vf_add(a, t12);
+  a = vf_add(a, t20);
+  a = vf_add(a, t21);
+  return vf_add(a, t22);
+}
+
+enum { P3_AVG, P3_MAX };
+
+/* NCHW: output rows go in groups of ROWS3, lanes over output columns. A
+ * group reads ROWS3 + 2 input rows; rows outside the input read a row of
+ * the pad value (+0 for AVG, -inf for MAX). Blocks of SP_VL columns: the
+ * first (kind 0) and the last, which ends at ow and overlaps its neighbour
+ * (kind 2; outputs are stored, so twice is harmless), load only their taps
+ * inside the row (masks made once per call), the others the pad value; the
+ * ones between (kind 1) read inside it. AVG and MAX share all but the
+ * block (nchw3x3s1_block). */
+#define ROWS3 4
+
+/* Taps kj = 0, 1, 2 of a block of input row p (at the block's first tap):
+ * kind 0 and 2 masked (s3->first, s3->last; s3->pad elsewhere), kind 1
+ * plain. */
+SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, int method,
+                       vf *t0, vf *t1, vf *t2) {
+  if (kind == 1) {
+    *t0 = vf_load(p);
+    *t1 = vf_load(p + 1);
+    *t2 = vf_load(p + 2);
+  } else {
+    const vm *m = kind == 0 ? s3->first : s3->last;
+    *t0 = vf_load_mask(p, m[0]);
+    *t1 = vf_load_mask(p + 1, m[1]);
+    *t2 = vf_load_mask(p + 2, m[2]);
+    if (method == P3_MAX) {
+      *t0 = vf_select(m[0], s3->pad, *t0);
+      *t1 = vf_select(m[1], s3->pad, *t1);
+      *t2 = vf_select(m[2], s3->pad, *t2);
+    }
+  }
+}
+
+/* AVG: one block (outputs ox0 .. ox0 + cnt - 1, kind) of a group of nr
+ * rows: p[i] is input row i of the group at the block's first tap, dv[r]
+ * the divisors of row r's kind-0..2 blocks, y its first output. Each output
+ * row reads one new input row; the other two come from the row above. */
+SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
+                                const divisor *const dv[], size_t nr, int kind,
+                                size_t cnt, size_t ow, float *y) {
+  vf a0, a1, a2, b0, b1, b2, c0, c1, c2, sum[ROWS3];
+  taps3_nchw(s3, p[0], kind, P3_AVG, &a0, &a1, &a2);
+  taps3_nchw(s3, p[1], kind, P3_AVG, &b0, &b1, &b2);
+  for (size_t r = 0; r < nr; r++) {
+    taps3_nchw(s3, p[r + 2], kind, P3_AVG, &c0, &c1, &c2);
+    sum[r] = sum3x3(a0, a1, a2, b0, b1, b2, c0, c1, c2);
+    a0 = b0;
+    a1 = b1;
+    a2 = b2;
+    b0 = c0;
+    b1 = c1;
+    b2 = c2;
+  }
+  /* All sums first: the rows' chains of additions overlap, and no
+   * division waits in the middle of them. */
+  for (size_t r = 0; r < nr; r++)
+    store_lanes(y + r * ow, yclamp(s3->g, avg_result(sum[r], &dv[r][kind])),
+                cnt);
+}
+
+/* MAX: the same block. The MAX step that keeps the first of equal maxima
+ * is associative, so each input row's three taps fold once (value and
+ * winning column) and an output row takes the first max of its three
+ * rows' folds: the reference's bits, taps in scan order. Without NaN:
+ * a lane that loads one is redone (s3->bad), as is with track a lane whose
+ * max is -inf, whose winner may be a pad tap (a valid tap of -inf must
+ * win). Index values: tap numbers (U8) or flat positions from the window
+ * corner (oy + r - pt, ox - pl). */
+SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t nr,
+                                int kind, size_t cnt, size_t ow, size_t o,
+                                size_t ox0) {
+  const sp_geom *g = s3->g;
+  const int track = s3->track;
+  const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+  const int32_t kr = u8 ? 3 : (int32_t)g->w;
+  vf f[ROWS3 + 2];
+  vi kc[ROWS3 + 2];
+  vm bad = s3->bad;
+  for (size_t i = 0; i < nr + 2; i++) {
+    vf t0, t1, t2;
+    taps3_nchw(s3, p[i], kind, P3_MAX, &t0, &t1, &t2);
+    bad = vm_or(bad, vm_or(vm_unord(t0, t1), vm_unord(t2, t2)));
+    if (track)
+      f[i] = max3_track(t0, vi_set1(0), t1, vi_set1(1), t2, vi_set1(2), &kc[i]);
+    else
+      f[i] = vf_max_x86(t2, vf_max_x86(t1, t0));
+  }
+  for (size_t r = 0; r < nr; r++) {
+    const size_t orow = o + r * ow;
+    if (!track) {
+      store_lanes(s3->y + orow,
+                  yclamp(g, vf_max_x86(f[r + 2], vf_max_x86(f[r + 1], f[r]))),
+                  cnt);
+      continue;
+    }
+    vi tap;
+    const vf m =
+        max3_track(f[r], kc[r], f[r + 1], vi_add(kc[r + 1], vi_set1(kr)),
+                   f[r + 2], vi_add(kc[r + 2], vi_set1(2 * kr)), &tap);
+    bad = vm_or(bad, vm_and(vm_eq(m, vf_set1(-INFINITY)), vm_range(0, cnt)));
+    store_lanes(s3->y + orow, yclamp(g, m), cnt);
+    if (!u8) /* + the flat position of each lane's window corner */
+      tap = vi_add(tap, vi_ramp((int32_t)(s3->oy + r) * (int32_t)g->w -
+                                    (int32_t)g->pt * (int32_t)g->w +
+                                    (int32_t)ox0 - (int32_t)g->pl,
+                                1));
+    store_index(s3->ind, g->index_type, orow, tap, cnt);
+  }
+  s3->bad = bad;
+}
+
+/* One block of the method's. */
+SP_HOT void nchw3x3s1_block(sums3 *s3, int method, const float *const p[],
+                            const divisor *const dv[], size_t nr, int kind,
+                            size_t cnt, size_t ow, size_t o, size_t ox0) {
+  if (method == P3_AVG)
+    avg3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o);
+  else
+    max3x3s1_nchw_block(s3, p, nr, kind, cnt, ow, o, ox0);
+}
+
+/* The blocks of a group of nr rows (p, dv as for the block; o the group's
+ * first output). */
+SP_HOT void nchw3x3s1_row(sums3 *s3, int method, const float *const p[],
+                          const divisor *const dv[], size_t nr, size_t ow,
+                          size_t mid_end, size_t extra, size_t o) {
+  if (ow <= SP_VL) {
+    nchw3x3s1_block(s3, method, p, dv, nr, 0, ow, ow, o, 0);
+    return;
+  }
+  const float *q[ROWS3 + 2];
+  nchw3x3s1_block(s3, method, p, dv, nr, 0, SP_VL, ow, o, 0);
+  for (size_t ox0 = SP_VL; ox0 < mid_end; ox0 += SP_VL) {
+    for (size_t i = 0; i < ROWS3 + 2; i++)
+      q[i] = p[i] + ox0;
+    nchw3x3s1_block(s3, method, q, dv, nr, 1, SP_VL, ow, o + ox0, ox0);
+  }
+  if (extra) {
+    for (size_t i = 0; i < ROWS3 + 2; i++)
+      q[i] = p[i] + extra;
+    nchw3x3s1_block(s3, method, q, dv, nr, 1, SP_VL, ow, o + extra, extra);
+  }
+  for (size_t i = 0; i < ROWS3 + 2; i++)
+    q[i] = p[i] + ow - SP_VL;
+  nchw3x3s1_block(s3, method, q, dv, nr, 2, SP_VL, ow, o + ow - SP_VL,
+                  ow - SP_VL);
+}
+
+/* method, track: compile-time constants (track: MAX with indices). */
+SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method,
+                      int track) {
+  const row_span in = interior_cols(g);
+  const size_t ow = g->ow, first = ow < SP_VL ? ow : SP_VL;
+  const size_t olast = ow < SP_VL ? 0 : ow - SP_VL;
+  sums3 s3;
+  s3.g = g;
+  s3.y = io->y;
+  s3.ind = io->indices;
+  s3.track = track;
+  const float padv = method == P3_MAX ? -INFINITY : 0.0f;
+  s3.pad = vf_set1(padv);
+  for (size_t j = 0; j < 3 && method == P3_AVG; j++) {
+    const vf ny = vf_set1((float)(3 - j));
+    s3.dv[j][0] = divisor_of(vf_mul(ny, cols3_factor(g, 0, first)));
+    s3.dv[j][1] = divisor_of(vf_mul(ny, vf_set1(3.0f)));
+    s3.dv[j][2] = divisor_of(vf_mul(ny, cols3_factor(g, olast, first)));
+  }
+  for (size_t kj = 0; kj < 3; kj++) {
+    size_t l0, l1;
+    lane_range((ptrdiff_t)kj - (ptrdiff_t)g->pl, 1, g->w, first, &l0, &l1);
+    s3.first[kj] = vm_range(l0, l1);
+    lane_range((ptrdiff_t)(olast + kj) - (ptrdiff_t)g->pl, 1, g->w, first, &l0,
+               &l1);
+    s3.last[kj] = vm_range(l0, l1);
+  }
+  /* Middle blocks from SP_VL on are interior columns with their taps
+   * inside the row (kind 1) up to mid_end. A right pad of 2 can leave a
+   * column before the last block: the extra block, ending at in.hi, covers
+   * it (ow <= 2 SP_VL needs none: the first and last blocks meet). */
+  size_t mid_end = SP_VL;
+  while (mid_end + SP_VL < ow && mid_end + SP_VL <= in.hi)
+    mid_end += SP_VL;
+  const size_t extra =
+      ow > 2 * SP_VL && mid_end + SP_VL < ow ? in.hi - SP_VL : 0;
+  float pad[ZERO3] __attribute__((aligned(64)));
+  for (size_t i = 0; i < g->w + SP_VL + 2; i++)
+    pad[i] = padv;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t ybase = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy = 0; oy < g->oh; oy += ROWS3) {
+        const size_t nr = g->oh - oy < ROWS3 ? g->oh - oy : ROWS3;
+        const float *p[ROWS3 + 2];
+        for (size_t i = 0; i < ROWS3 + 2; i++) {
+          const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+          p[i] = (iy >= 0 && (size_t)iy < g->h ? xp + (size_t)iy * g->w : pad) -
+                 g->pl;
+        }
+        const divisor *dv[ROWS3];
+        for (size_t r = 0; r < ROWS3; r++)
+          dv[r] =
+              s3.dv[r < nr && method == P3_AVG ? 3 - sp_avg_taps_h(g, oy + r)
+                                               : 0];
+        s3.oy = oy;
+        s3.bad = vm_range(0, 0);
+        const size_t o = ybase + oy * ow;
+        if (nr == ROWS3)
+          nchw3x3s1_row(&s3, method, p, dv, ROWS3, ow, mid_end, extra, o);
+        else
+          nchw3x3s1_row(&s3, method, p, dv, nr, ow, mid_end, extra, o);
+        if (method != P3_MAX || !vm_any(s3.bad))
+          continue;
+        /* Some lane met a NaN or (track) a max of -inf: the general
+         * compare-and-select redoes the group's rows. */
+        for (size_t r = 0; r < nr; r++) {
+          size_t ki0, ki1;
+          sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+          max_row_nchw(g, io, xp, &in, oy + r, ki0, ki1, o + r * ow, track);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->w + SP_VL + 2 <= ZERO3)
+    nchw3x3s1(g, io, P3_AVG, 0);
+  else
+    SP_FN(sp_avgpool_fwd_nchw)(g, io);
+}
+
+void SP_FN(sp_maxpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
+  /* Rows of at most half a vector (7x7 planes on AVX-512) leave most lanes
+   * idle: lanes over planes do better there (GoogLeNet's 832x7x7: 76 us
+   * against 110). */
+  if (g->w + SP_VL + 2 > ZERO3 || (2 * g->ow <= SP_VL && lop_fits(g, 1, 2)))
+    SP_FN(sp_maxpool_fwd_nchw)(g, io);
+  else if (track)
+    nchw3x3s1(g, io, P3_MAX, 1);
+  else
+    nchw3x3s1(g, io, P3_MAX, 0);
+}
+
+void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io) {
+  nchw3x3s1(g, io, P3_MAX, 1);
+}
+
+/* NHWC: tap k of a window column at input column ix (+0 outside the input)
+ * for the cn channels from c. */
+SP_HOT vf tap3_nhwc(const sp_geom *g, const float *const r[3], size_t k,
+                    ptrdiff_t ix, size_t c, size_t cn) {
+  return r[k] && ix >= 0 && (size_t)ix < g->w
+             ? load_lanes(r[k] + (size_t)ix * g->xs + c, cn)
+             : vf_zero();
+}
+
+/* Output columns [ox, end) of row oy of one batch (input rows r[], NULL
+ * outside) for the cn channels from c, with the window's first two columns
+ * in a*, b*: windows slide along the row, each step loading one new column
+ * of three taps. `in`: every window column inside the input and every row
+ * there (then dv is the interior's divisor), a compile-time constant. */
+SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
+                              const float *const r[3], size_t ox, size_t end,
+                              size_t c, size_t cn, int in, vf *a0, vf *a1,
+                              vf *a2, vf *b0, vf *b1, vf *b2, float *yrow) {
+  const size_t C = g->xs, YS = g->ys; /* x and y pixel steps */
+  if (in && ox < end) {
+    /* Software-pipelined: each step sums its window, then divides the one
+     * before, whose sum is ready, so divisions do not wait on additions. */
+    const float *p0 =
+        r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
+    const float *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
+    float *y = yrow + ox * YS + c;
+    vf t0 = load_lanes(p0, cn), t1 = load_lanes(p1, cn),
+       t2 = load_lanes(p2, cn);
+    vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    for (ox++; ox < end; ox++) {
+      *a0 = *b0;
+      *a1 = *b1;
+      *a2 = *b2;
+      *b0 = t0;
+      *b1 = t1;
+      *b2 = t2;
+      p0 += C;
+      p1 += C;
+      p2 += C;
+      t0 = load_lanes(p0, cn);
+      t1 = load_lanes(p1, cn);
+      t2 = load_lanes(p2, cn);
+      const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+      store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
+      prev = sum;
+      y += YS;
+    }
+    store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+    return;
+  }
+  for (; ox < end; ox++) {
+    const ptrdiff_t ix = (ptrdiff_t)ox - (ptrdiff_t)g->pl + 2;
+    vf t0, t1, t2;
+    if (in) {
+      const size_t e = (size_t)ix * C + c;
+      t0 = load_lanes(r[0] + e, cn);
+      t1 = load_lanes(r[1] + e, cn);
+      t2 = load_lanes(r[2] + e, cn);
+    } else {
+      t0 = tap3_nhwc(g, r, 0, ix, c, cn);
+      t1 = tap3_nhwc(g, r, 1, ix, c, cn);
+      t2 = tap3_nhwc(g, r, 2, ix, c, cn);
+    }
+    const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    const divisor *v = in ? dv : &dv[3 - sp_avg_taps_w(g, ox)];
+    store_lanes(yrow + ox * YS + c, yclamp(g, avg_result(sum, v)), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+  }
+}
+
+/* Output row oy (input rows r[], ny counted) for the cn channels from c. */
+SP_HOT void avg3x3s1_nhwc_row(const sp_geom *g, const sums3 *s3,
+                              const float *const r[3], size_t ny,
+                              const row_span *in, size_t c, size_t cn,
+                              float *yrow) {
+  const ptrdiff_t pl = (ptrdiff_t)g->pl;
+  vf a0 = tap3_nhwc(g, r, 0, -pl, c, cn),
+     b0 = tap3_nhwc(g, r, 0, 1 - pl, c, cn);
+  vf a1 = tap3_nhwc(g, r, 1, -pl, c, cn),
+     b1 = tap3_nhwc(g, r, 1, 1 - pl, c, cn);
+  vf a2 = tap3_nhwc(g, r, 2, -pl, c, cn),
+     b2 = tap3_nhwc(g, r, 2, 1 - pl, c, cn);
+  const divisor *dv = s3->dv[3 - ny];
+  if (r[0] && r[1] && r[2]) {
+    avg3x3s1_nhwc_run(g, dv, r, 0, in->lo, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
+                      &b2, yrow);
+    avg3x3s1_nhwc_run(g, dv, r, in->lo, in->hi, c, cn, 1, &a0, &a1, &a2, &b0,
+                      &b1, &b2, yrow);
+    avg3x3s1_nhwc_run(g, dv, r, in->hi, g->ow, c, cn, 0, &a0, &a1, &a2, &b0,
+                      &b1, &b2, yrow);
+  } else {
+    avg3x3s1_nhwc_run(g, dv, r, 0, g->ow, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
+                      &b2, yrow);
+  }
+}
+
+static inline void avg3x3s1_nhwc(const sp_geom *g, const sp_io *io) {
+  const row_span in = interior_cols(g);
+  sums3 s3;
+  s3.g = g;
+  for (size_t j = 0; j < 3; j++)
+    for (size_t k = 0; k < 3; k++)
+      s3.dv[j][k] = divisor_set1((float)((3 - j) * (3 - k)));
+  const size_t C = g->c, XS = g->xs;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * XS;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      const float *r[3];
+      for (size_t i = 0; i < 3; i++) {
+        const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+        r[i] =
+            iy >= 0 && (size_t)iy < g->h ? xn + (size_t)iy * g->w * XS : NULL;
+      }
+      const size_t ny = sp_avg_taps_h(g, oy);
+      float *yrow = io->y + (n * g->oh + oy) * g->ow * g->ys;
+      size_t c = 0;
+      for (; c + SP_VL <= C; c += SP_VL)
+        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, SP_VL, yrow);
+      if (c < C)
+        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, C - c, yrow);
+    }
+  }
+}
+
+void SP_FN(sp_avgpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
+  avg3x3s1_nhwc(g, io);
+}

@@ -1,0 +1,815 @@
+/* SPDX-License-Identifier: MIT */
+/* nchw_bwd.c — NCHW backward kernels: the general bodies, the
+ * gathered MAX and AVG paths and the 3x3/stride-2/pad-1 MAX; compiled once
+ * per SIMD ISA (kernels/meson.build). */
+#include "tmpl/vec.h"
+
+#include "tmpl/nchw.h"
+
+/* ---------------------------------------------------------- NCHW backward
+ * Each dx element must receive its contributions in output order: rows go
+ * in order, and within a row outputs left to right.
+ * MAX: a block's winners come from one vector pass (or from the indices);
+ * each lane then adds its dy to its one winner, lanes in order, so even
+ * overlapping windows accumulate exactly as the reference does.
+ * AVG, LP: when windows do not overlap along the row (stride_w >= dilated
+ * kernel width) the lanes of a block touch disjoint dx and add as vectors;
+ * overlapping rows go one output at a time. */
+
+/* The contribution of one output, scalar, in the reference's order. */
+static inline void bwd_one_output(const sp_geom *g, const sp_io *io, int mode,
+                                  sp_plane px, size_t o, size_t oy, size_t ox) {
+  const float dy = io->dy[o];
+  if (mode == BWD_MAX || mode == BWD_MAX_IDX) {
+    size_t flat;
+    if (mode == BWD_MAX) {
+      flat = sp_max_window(g, io->x, px, oy, ox).flat;
+    } else if (g->index_type == SIMDPOOL_INDEX_U8) {
+      const size_t tap = ((const uint8_t *)io->indices)[o];
+      flat = (size_t)sp_tap_pos(oy, g->sh, g->pt, tap / g->kw, g->dh) * g->w +
+             (size_t)sp_tap_pos(ox, g->sw, g->pl, tap % g->kw, g->dw);
+    } else {
+      flat = sp_load_flat_index(io->indices, g->index_type, o);
+    }
+    io->dx[px.base + flat] += dy;
+    return;
+  }
+  float gr = 0.0f;
+  const int kind = lp_kind(g->p);
+  if (mode == BWD_AVG) {
+    gr = dy / sp_avg_divisor(g, oy, ox);
+  } else if (kind == LP_ONE) {
+    gr = dy;
+  } else {
+    const float y = sp_lp_window(g, io->x, px, oy, ox);
+    gr = y == 0.0f        ? 0.0f
+         : kind == LP_TWO ? dy / y
+                          : dy * sp_powf(y, 1.0f - g->p);
+  }
+  size_t ki0, ki1, kj0, kj1;
+  sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+  sp_tap_range(ox, g->sw, g->pl, g->kw, g->dw, g->w, &kj0, &kj1);
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    for (size_t kj = kj0; kj < kj1; kj++) {
+      const size_t e = px.base +
+                       (size_t)sp_tap_pos(oy, g->sh, g->pt, ki, g->dh) * g->w +
+                       (size_t)sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
+      float q = gr;
+      if (mode == BWD_LP) {
+        const float v = io->x[e];
+        q = kind == LP_ONE ? gr * sp_lp_sign(v)
+            : kind == LP_TWO
+                ? gr * v
+                : (gr * sp_lp_sign(v)) * sp_powf(fabsf(v), g->p - 1.0f);
+      }
+      io->dx[e] += q;
+    }
+  }
+}
+
+/* MAX: winners of a block as flat positions, then one add per lane. */
+/* U8 backward: a tap number's offset from its window's top-left position,
+ * (t / kernel_w) * dilation_h * w + (t % kernel_w) * dilation_w, built once
+ * per call so the lanes need no division. */
+typedef struct tap_offsets {
+  int32_t off[256];
+} tap_offsets;
+
+static inline void tap_offsets_init(const sp_geom *g, tap_offsets *t) {
+  const size_t taps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;
+  for (size_t i = 0, ki = 0, kj = 0; i < taps; i++) {
+    t->off[i] = (int32_t)(ki * g->dh * g->w + kj * g->dw);
+    if (++kj == g->kw) {
+      kj = 0;
+      ki++;
+    }
+  }
+}
+
+/* MAX: winners of a block as flat positions, then one add per lane. */
+static inline void bwd_max_block_nchw(const sp_geom *g, const sp_io *io,
+                                      int mode, sp_plane px, size_t orow,
+                                      const block *b, const tap_offsets *taps) {
+  const float *dy = io->dy + orow + b->ox0;
+  float *dxp = io->dx + px.base;
+  const size_t o = orow + b->ox0;
+  /* Indices straight from memory: a vector of positions stored to the stack
+   * and reloaded lane by lane stalls on the store forwarding. */
+  if (mode == BWD_MAX_IDX && g->index_type != SIMDPOOL_INDEX_U8) {
+    for (size_t i = 0; i < b->cnt; i++)
+      dxp[sp_load_flat_index(io->indices, g->index_type, o + i)] += dy[i];
+  } else if (mode == BWD_MAX_IDX) {
+    /* U8: lane i's tap offset from the top-left of its window (which may
+     * lie in the padding). */
+    const uint8_t *tap = (const uint8_t *)io->indices + o;
+    const ptrdiff_t corner =
+        ((ptrdiff_t)(b->oy * g->sh) - (ptrdiff_t)g->pt) * (ptrdiff_t)g->w +
+        (ptrdiff_t)(b->ox0 * g->sw) - (ptrdiff_t)g->pl;
+    for (size_t i = 0; i < b->cnt; i++)
+      dxp[corner + (ptrdiff_t)(i * g->sw) + taps->off[tap[i]]] += dy[i];
+  } else {
+    int32_t flat[SP_VL];
+    vi t;
+    max_block_nchw(g, io->x + px.base, b, 1, SIMDPOOL_INDEX_I32, &t);
+    vi_store_i32(flat, t);
+    for (size_t i = 0; i < b->cnt; i++)
+      dxp[flat[i]] += dy[i];
+  }
+}
+
+/* AVG and LP: a block whose lanes touch disjoint dx (non-overlapping rows);
+ * AVG divides by *dv, the divisor of the row's interior columns. */
+static inline void bwd_sum_block_nchw(const sp_geom *g, const sp_io *io,
+                                      int mode, sp_plane px, size_t orow,
+                                      const block *b, const divisor *dv) {
+  const float *xp = mode == BWD_LP ? io->x + px.base : NULL;
+  float *dxp = io->dx + px.base;
+  const vf dy = load_lanes(io->dy + orow + b->ox0, b->cnt);
+  const int kind = lp_kind(g->p);
+  vf gr = dy;
+  if (mode == BWD_AVG) {
+    gr = div_by(dy, dv);
+  } else if (kind != LP_ONE) {
+    const vf acc = sum_block_nchw(g, xp, b, 1, kind);
+    gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, 1.0f / g->p, acc));
+  }
+  for (size_t ki = b->ki0; ki < b->ki1; ki++) {
+    const size_t iy = b->oy * g->sh + ki * g->dh - g->pt;
+    for (size_t kj = 0; kj < g->kw; kj++) {
+      const size_t e = (size_t)((ptrdiff_t)(iy * g->w) + block_col(g, b, kj));
+      vf q = gr;
+      if (mode == BWD_LP)
+        q = lp_share_v(kind, g->p, gr,
+                       load_cols(xp + e, g->sw, b->cnt, b->pairs));
+      add_cols(dxp + e, g->sw, q, b->cnt);
+    }
+  }
+}
+
+SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
+  /* dx rows are zeroed just before the first output row whose windows
+   * reach them (and the rest at the plane's end), so the zeros are still
+   * in cache when the adds come, instead of a separate pass over dx. */
+  size_t zeroed = 0; /* rows of the current plane zeroed so far */
+  tap_offsets taps;
+  tap_offsets_init(g, &taps);
+  const size_t ew = g->dw * (g->kw - 1) + 1;
+  const int is_max = mode == BWD_MAX || mode == BWD_MAX_IDX;
+  const int disjoint = g->sw >= ew; /* AVG/LP rows vectorise only then */
+  size_t row_d = 0; /* AVG: the divisor of interior columns, 0: none yet */
+  divisor inner = divisor_plain(vf_set1(1.0f));
+  FOR_EACH_ROW(g, {
+    if (oy == 0)
+      zeroed = 0;
+    const size_t last = oy * g->sh + (ki1 - 1) * g->dh - g->pt + 1;
+    if (last > zeroed) {
+      zero_tensor(io->dx + px.base + zeroed * g->w, (last - zeroed) * g->w);
+      zeroed = last;
+    }
+    size_t ox = 0;
+    while (ox < g->ow) {
+      if (is_max) {
+        const size_t cnt = block_len(&in_, ox, g->ow);
+        const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+        bwd_max_block_nchw(g, io, mode, px, orow, &b, &taps);
+        ox += cnt;
+      } else if (disjoint && ox >= in_.lo && ox < in_.hi) {
+        const size_t cnt = in_.hi - ox < SP_VL ? in_.hi - ox : SP_VL;
+        const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
+        const size_t d = mode == BWD_AVG ? sp_avg_taps_h(g, oy) * g->kw : 0;
+        if (d != row_d) {
+          inner = divisor_set1((float)d);
+          row_d = d;
+        }
+        bwd_sum_block_nchw(g, io, mode, px, orow, &b, &inner);
+        ox += cnt;
+      } else {
+        bwd_one_output(g, io, mode, px, orow + ox, oy, ox);
+        ox++;
+      }
+    }
+    if (oy + 1 == g->oh && zeroed < g->h)
+      zero_tensor(io->dx + px.base + zeroed * g->w, (g->h - zeroed) * g->w);
+  });
+  /* LP can make a NaN from finite inputs (0 * inf); MAX and AVG cannot. */
+  if (mode == BWD_LP || !all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
+}
+
+/* MAX backward from flat I32/I64 indices by scatter, NCHW, any window:
+ * plane by plane, output row by output row, dx[winner] += dy in output
+ * order, the reference's own loop. Each dx row is zeroed just before the
+ * first output row whose windows reach it, so the zeros are in cache when
+ * the adds come (no separate pass over dx), and a dx row hears from at most
+ * kernel_h output rows, so the adds hit lines still in L1. One index load,
+ * two loads and a store per output: faster than the vector compare-and-
+ * select of the 3x3/s2 kernel (bwd3x3s2_row) by 1.2-1.35x for I64 and I32
+ * (AVX2, Zen), where the U8 keys, cheaper to compare, keep it. The indices
+ * were checked by dispatch. i64: the index type, a compile-time constant. */
+SP_HOT void bwd_scatter_nchw(const sp_geom *g, const sp_io *io, int i64) {
+  const size_t hw = g->h * g->w, ohw = g->oh * g->ow;
+  for (size_t p = 0; p < g->n * g->c; p++) {
+    float *d = io->dx + p * hw;
+    const float *dy = io->dy + p * ohw;
+    size_t zeroed = 0; /* dx rows of this plane zeroed so far */
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      size_t ki0, ki1;
+      sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+      const size_t last = oy * g->sh + (ki1 - 1) * g->dh - g->pt + 1;
+      if (last > zeroed) {
+        zero_tensor(d + zeroed * g->w, (last - zeroed) * g->w);
+        zeroed = last;
+      }
+      const float *gr = dy + oy * g->ow;
+      const size_t o = p * ohw + oy * g->ow;
+      if (i64) {
+        const int64_t *ir = (const int64_t *)io->indices + o;
+        for (size_t ox = 0; ox < g->ow; ox++)
+          d[ir[ox]] += gr[ox];
+      } else {
+        const int32_t *ir = (const int32_t *)io->indices + o;
+        for (size_t ox = 0; ox < g->ow; ox++)
+          d[ir[ox]] += gr[ox];
+      }
+    }
+    if (zeroed < g->h)
+      zero_tensor(d + zeroed * g->w, (g->h - zeroed) * g->w);
+    if (!all_finite(dy, ohw))
+      canonicalize(d, hw);
+  }
+}
+
+/* bwd_scatter_nchw on the plan's flat index type (I32 or I64). */
+SP_HOT void bwd_scatter_nchw_flat(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_I64)
+    bwd_scatter_nchw(g, io, 1);
+  else
+    bwd_scatter_nchw(g, io, 0);
+}
+
+/* AVG backward, NCHW, overlapping rows with stride 1 along them (the
+ * Inception 3x3/s1/pad 1), undilated: gathered. Each output row's shares
+ * dy / divisor are computed once, as vectors, into a ring of the output rows
+ * that cover the current input row (each row padded with +0.0f where an
+ * output column falls outside [0, ow)); then each dx vector sums, in output
+ * order, the shares of the outputs covering its lanes and is stored once: no
+ * zeroing pass and no per-tap read-modify-write of dx. Lane ix of output row
+ * oy adds the shares of columns ox = ix + pad_left - kj, kj from kernel_w - 1
+ * down to 0 (ascending ox). The reference adds the same shares in the same
+ * order to a +0.0f; a padding +0.0f changes no bits, the sum never being
+ * -0.0f. The divisor of (oy, ox) is taps_h(oy) * taps_w(ox), exact in
+ * float (at most kernel_h * kernel_w <= 2^24). */
+#define AVG_GATHER_SCRATCH 8192 /* floats: 32 KiB of stack */
+#define AVG_GATHER_ROWS 4
+
+typedef struct gather_ring {
+  size_t rows, lead, len; /* slots, padding before ox = 0, floats per slot */
+} gather_ring;
+
+/* The ring of a stride-1-along-rows gather (AVG and MAX backward): slots
+ * of `len` elements for the output rows that cover AVG_GATHER_ROWS
+ * consecutive input rows; `per` slots' worth of other scratch must fit
+ * beside them in `cap` elements. */
+static inline int gather_ring_of(const sp_geom *g, gather_ring *r, size_t per,
+                                 size_t cap) {
+  if (g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kw < 2)
+    return 0;
+  r->rows = (g->kh + AVG_GATHER_ROWS - 2) / g->sh + 1;
+  r->lead = g->kw - 1;
+  /* Lane ix of a block starting below w reads slot index ix + pl - kj +
+   * lead; the shares sit at [lead, lead + ow). */
+  const size_t need = g->w + SP_VL + g->pl + r->lead;
+  const size_t have = r->lead + g->ow + SP_VL;
+  r->len = round_up(need > have ? need : have, SP_VL);
+  return (r->rows + per) * r->len <= cap;
+}
+
+static inline int avg_ring_of(const sp_geom *g, gather_ring *r) {
+  return g->kh * g->kw <= ((size_t)1 << 24) &&
+         gather_ring_of(g, r, 1, AVG_GATHER_SCRATCH);
+}
+
+/* The next group of a ring gather: up to AVG_GATHER_ROWS input rows from iy
+ * that have the same number m of covering output rows (the first of them
+ * in lo[]), the cover *rv advanced to its last row. Returns its rows. */
+SP_HOT size_t gather_group(const sp_geom *g, size_t iy, cover *rv, size_t *m,
+                           size_t lo[AVG_GATHER_ROWS]) {
+  size_t rows = 0;
+  for (; rows < AVG_GATHER_ROWS && iy + rows < g->h; rows++) {
+    cover cv = *rv;
+    cover_advance(&cv, iy + rows, g->pt, g->sh, g->kh, 1, g->oh);
+    if (rows && cv.hi - cv.lo != *m)
+      break;
+    *m = cv.hi - cv.lo;
+    *rv = cv;
+    lo[rows] = cv.lo;
+  }
+  return rows;
+}
+
+/* The shares of output row oy into slot s: dy / (taps_h(oy) * taps_w). */
+SP_HOT void avg_share_row(const sp_geom *g, const float *dy, const float *tw,
+                          float *s, size_t oy) {
+  const vf th = vf_set1((float)sp_avg_taps_h(g, oy));
+  for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+    const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+    const vf d = vf_mul(th, vf_load(tw + ox));
+    store_lanes(s + ox, vf_div(load_lanes(dy + ox, cnt), d), cnt);
+  }
+}
+
+/* Lanes [ix, ix + cnt) of R dx rows from D (row stride W), each the sum of
+ * its m covering share rows S[r][0..m) (slot pointers), R independent chains
+ * to hide the adds' latency. Full-width loads: the slots have SP_VL floats of
+ * slack. */
+#define AVG_GATHER_BLOCK(S, D, R)                                              \
+  do {                                                                         \
+    vf acc[R];                                                                 \
+    for (int r_ = 0; r_ < (R); r_++)                                           \
+      acc[r_] = vf_zero();                                                     \
+    for (size_t t_ = 0; t_ < m; t_++)                                          \
+      for (size_t kj = g->kw; kj-- > 0;)                                       \
+        for (int r_ = 0; r_ < (R); r_++)                                       \
+          acc[r_] = vf_add(acc[r_], vf_load((S)[r_][t_] + ix - kj));           \
+    for (int r_ = 0; r_ < (R); r_++)                                           \
+      store_lanes((D) + (size_t)r_ * W + ix, acc[r_], cnt);                    \
+  } while (0)
+
+SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
+                                    const gather_ring *r) {
+  _Alignas(64) float scratch[AVG_GATHER_SCRATCH];
+  float *tw = scratch + r->rows * r->len;
+  memset(scratch, 0, r->rows * r->len * sizeof *scratch);
+  for (size_t i = 0; i < r->len; i++)
+    tw[i] = i < g->ow ? (float)sp_avg_taps_w(g, i) : 1.0f;
+  const size_t W = g->w;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const float *dyp = io->dy + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      cover rv = {0, 0};
+      size_t filled = 0; /* output rows [0, filled) have had their shares */
+      size_t iy = 0;
+      while (iy < g->h) {
+        const float *s[AVG_GATHER_ROWS][GATHER_MAX];
+        size_t lo[AVG_GATHER_ROWS], m = 0;
+        const size_t rows = gather_group(g, iy, &rv, &m, lo);
+        for (; filled < rv.hi; filled++)
+          avg_share_row(g, dyp + filled * g->ow, tw,
+                        scratch + (filled % r->rows) * r->len + r->lead,
+                        filled);
+        for (size_t r0 = 0; r0 < rows; r0++)
+          for (size_t t = 0; t < m; t++)
+            s[r0][t] =
+                scratch + ((lo[r0] + t) % r->rows) * r->len + r->lead + g->pl;
+        for (size_t ix = 0; ix < W; ix += SP_VL) {
+          const size_t cnt = W - ix < SP_VL ? W - ix : SP_VL;
+          if (rows == AVG_GATHER_ROWS) {
+            AVG_GATHER_BLOCK(s, dxp, AVG_GATHER_ROWS);
+          } else {
+            for (size_t r0 = 0; r0 < rows; r0++)
+              AVG_GATHER_BLOCK(s + r0, dxp + r0 * W, 1);
+          }
+        }
+        dxp += rows * W;
+        iy += rows;
+      }
+    }
+  }
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
+}
+
+void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  gather_ring r;
+  if (avg_ring_of(g, &r)) /* stride 1 along overlapping rows */
+    avgpool_bwd_nchw_gather(g, io, &r);
+  else
+    bwd_nchw_body(g, io, BWD_AVG);
+}
+void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd_nchw_body(g, io, BWD_LP);
+}
+
+/* MAX backward, NCHW, stride 1 along rows, undilated, gathered on the AVG
+ * gather's ring: each output row's keys (its indices as int32 lanes: flat
+ * positions, or U8 tap numbers; -1 outside [0, ow)) and its dy go into a
+ * slot once; then each dx vector sums, in output order (covering rows
+ * ascending, then columns ascending), the dy of the covering outputs whose
+ * key names it, and is stored once: no zeroing pass, no read-modify-write,
+ * every index type through the same body. A key names lane ix of dx row iy
+ * when it is iy * w + ix (flat) or the tap (iy + pt - oy * sh) * kw + kj
+ * that output's window has there (U8). A lane whose key names another
+ * pixel adds +0.0f, which changes no bits (dx is never -0.0f), so each sum
+ * is the reference's. */
+#define MAX_GATHER_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
+
+static inline int max_ring_of(const sp_geom *g, gather_ring *r) {
+  /* Flat keys and lane positions (up to h * w + SP_VL) as int32. */
+  return (g->index_type == SIMDPOOL_INDEX_U8 ||
+          g->h * g->w <= (size_t)INT32_MAX - SP_VL) &&
+         gather_ring_of(g, r, 0, MAX_GATHER_SCRATCH);
+}
+
+/* Output row orow's keys and dy (cnt-limited: the slot's padding stays). */
+SP_HOT void max_key_row(const sp_geom *g, const sp_io *io,
+                        simdpool_index_type it, size_t orow, int32_t *k,
+                        float *d) {
+  for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+    const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+    store_index(k, SIMDPOOL_INDEX_I32, ox,
+                load_index(io->indices, it, orow + ox, cnt), cnt);
+    store_lanes(d + ox, load_lanes(io->dy + orow + ox, cnt), cnt);
+  }
+}
+
+/* Lanes [ix, ix + cnt) of R dx rows from row Y (dxp, row stride W): row r_
+ * sums the m covering slots at offsets E[r_][0..m) (already shifted by
+ * lead + pl) whose kernel rows are KY[r_][0..m); R independent chains. */
+#define MAX_GATHER_BLOCK(E, KY, Y, R)                                          \
+  do {                                                                         \
+    vf acc[R];                                                                 \
+    vi pos[R];                                                                 \
+    for (int r_ = 0; r_ < (R); r_++) {                                         \
+      acc[r_] = z;                                                             \
+      pos[r_] = vi_ramp((int32_t)(((Y) + (size_t)r_) * W + ix), 1);            \
+    }                                                                          \
+    for (size_t t_ = 0; t_ < m; t_++)                                          \
+      for (size_t kj = KW; kj-- > 0;)                                          \
+        for (int r_ = 0; r_ < (R); r_++) {                                     \
+          const size_t e_ = (E)[r_][t_] + ix - kj;                             \
+          const vi tg_ =                                                       \
+              u8 ? vi_set1((int32_t)((KY)[r_][t_] * KW + kj)) : pos[r_];       \
+          acc[r_] =                                                            \
+              vf_add(acc[r_], vf_select(vm_eq_i(vi_load_i32(keys + e_), tg_),  \
+                                        z, vf_load(dys + e_)));                \
+        }                                                                      \
+    for (int r_ = 0; r_ < (R); r_++)                                           \
+      store_lanes(dxp + ((Y) + (size_t)r_) * W + ix, acc[r_], cnt);            \
+  } while (0)
+
+/* it: the key type (U8 or flat), a compile-time constant. */
+SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
+                                    const gather_ring *r,
+                                    simdpool_index_type it) {
+  _Alignas(64) int32_t keys[MAX_GATHER_SCRATCH];
+  _Alignas(64) float dys[MAX_GATHER_SCRATCH];
+  for (size_t i = 0; i < r->rows * r->len; i++) {
+    keys[i] = -1;
+    dys[i] = 0.0f;
+  }
+  const size_t W = g->w, KW = g->kw;
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  const vf z = vf_zero();
+  int finite = 1; /* every dy so far */
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t obase = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      cover rv = {0, 0};
+      size_t filled = 0; /* output rows [0, filled) are in the ring */
+      size_t iy = 0;
+      while (iy < g->h) {
+        size_t e[AVG_GATHER_ROWS][GATHER_MAX], ky[AVG_GATHER_ROWS][GATHER_MAX];
+        size_t lo[AVG_GATHER_ROWS], m = 0;
+        const size_t rows = gather_group(g, iy, &rv, &m, lo);
+        for (; filled < rv.hi; filled++) {
+          const size_t sl = (filled % r->rows) * r->len + r->lead;
+          max_key_row(g, io, it, obase + filled * g->ow, keys + sl, dys + sl);
+          finite &= all_finite(dys + sl, g->ow); /* in L1, not a second pass */
+        }
+        for (size_t r0 = 0; r0 < rows; r0++)
+          for (size_t t = 0; t < m; t++) {
+            const size_t oy = lo[r0] + t;
+            e[r0][t] = (oy % r->rows) * r->len + r->lead + g->pl;
+            ky[r0][t] = iy + r0 + g->pt - oy * g->sh;
+          }
+        for (size_t ix = 0; ix < W; ix += SP_VL) {
+          const size_t cnt = W - ix < SP_VL ? W - ix : SP_VL;
+          if (rows == AVG_GATHER_ROWS) {
+            MAX_GATHER_BLOCK(e, ky, iy, AVG_GATHER_ROWS);
+          } else {
+            for (size_t r0 = 0; r0 < rows; r0++)
+              MAX_GATHER_BLOCK(e + r0, ky + r0, iy + r0, 1);
+          }
+        }
+        iy += rows;
+      }
+    }
+  }
+  if (!finite)
+    canonicalize(io->dx, in_count(g));
+}
+
+/* The same gather for 3x3/s1/p1 with same-size planes (GoogLeNet's and
+ * Inception's pools), a whole plane at a time: with ow == w, output o's
+ * window is centred on input position o, so dx element p hears from
+ * outputs p + d for the nine d of {-w, 0, w} + {-1, 0, 1}, ascending d
+ * being output order, and the plane is one flat row without per-row work.
+ * Keys are flat positions (U8 taps become o + (t/3 - 1) * w + t%3 - 1).
+ * A d that wraps a row names an output whose window lies in the last (or
+ * first) two columns, so its key can never name p's column 0 (w - 1) when
+ * w >= 3; outputs before and after the plane read the padding: key -1. */
+#define PLANE3_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
+
+static inline size_t plane3_lead(const sp_geom *g) {
+  return round_up(g->w + 1, SP_VL);
+}
+
+static inline int plane3_fits(const sp_geom *g) {
+  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+         g->dw == 1 && g->pt == 1 && g->pl == 1 && g->oh == g->h &&
+         g->ow == g->w && g->w >= 3 &&
+         2 * plane3_lead(g) + g->h * g->w + SP_VL <= PLANE3_SCRATCH;
+}
+
+/* U8 tap numbers of a 3x3 window (validated: 0..8) as offsets from the
+ * window's centre in a plane of width w. */
+SP_HOT vi tap3_offset(vi t, int32_t w) {
+  vi r = vi_set1(-w - 1);
+  for (int32_t k = 1; k < 9; k++)
+    r = vi_select(vm_eq_i(t, vi_set1(k)), r,
+                  vi_set1((k / 3 - 1) * w + k % 3 - 1));
+  return r;
+}
+
+/* it: the key type, a compile-time constant. */
+SP_HOT void max3x3s1_plane_gather(const sp_geom *g, const sp_io *io,
+                                  simdpool_index_type it) {
+  _Alignas(64) int32_t keys[PLANE3_SCRATCH];
+  _Alignas(64) float dys[PLANE3_SCRATCH];
+  const size_t W = g->w, hw = g->h * W, lead = plane3_lead(g);
+  const size_t end = 2 * lead + hw + SP_VL;
+  for (size_t i = 0; i < end; i++) {
+    keys[i] = -1;
+    dys[i] = 0.0f;
+  }
+  const ptrdiff_t sw = (ptrdiff_t)W;
+  const ptrdiff_t d[9] = {-sw - 1, -sw, -sw + 1, -1, 0, 1, sw - 1, sw, sw + 1};
+  const vf z = vf_zero();
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t ob = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t o = 0; o < hw; o += SP_VL) {
+        const size_t cnt = hw - o < SP_VL ? hw - o : SP_VL;
+        vi k = load_index(io->indices, it, ob + o, cnt);
+        if (it == SIMDPOOL_INDEX_U8)
+          k = vi_add(vi_ramp((int32_t)o, 1), tap3_offset(k, (int32_t)W));
+        store_index(keys + lead, SIMDPOOL_INDEX_I32, o, k, cnt);
+        store_lanes(dys + lead + o, load_lanes(io->dy + ob + o, cnt), cnt);
+      }
+      /* Tested here, in L1, rather than in a second pass over dy. */
+      const int finite = all_finite(dys + lead, hw);
+      for (size_t p = 0; p < hw; p += SP_VL) {
+        const size_t cnt = hw - p < SP_VL ? hw - p : SP_VL;
+        const vi pos = vi_ramp((int32_t)p, 1);
+        vf acc = z;
+        for (int j = 0; j < 9; j++) {
+          const size_t e = (size_t)((ptrdiff_t)(lead + p) + d[j]);
+          acc = vf_add(acc, vf_select(vm_eq_i(vi_load_i32(keys + e), pos), z,
+                                      vf_load(dys + e)));
+        }
+        store_lanes(dxp + p, acc, cnt);
+      }
+      if (!finite)
+        canonicalize(dxp, hw);
+    }
+  }
+}
+
+/* The gather on the plan's index type. */
+SP_HOT void maxpool_bwd_nchw_gather_idx(const sp_geom *g, const sp_io *io,
+                                        const gather_ring *r) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_U8);
+  else if (g->index_type == SIMDPOOL_INDEX_I64)
+    maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_I64);
+  else
+    maxpool_bwd_nchw_gather(g, io, r, SIMDPOOL_INDEX_I32);
+}
+
+/* The plane gather on the plan's index type. */
+SP_HOT void maxpool_bwd_plane3_idx(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    max3x3s1_plane_gather(g, io, SIMDPOOL_INDEX_U8);
+  else if (g->index_type == SIMDPOOL_INDEX_I64)
+    max3x3s1_plane_gather(g, io, SIMDPOOL_INDEX_I64);
+  else
+    max3x3s1_plane_gather(g, io, SIMDPOOL_INDEX_I32);
+}
+
+void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
+  if (lop_fits(g, 2, 1))
+    maxpool_bwd_nchw_lop(g, io, 0);
+  else
+    bwd_nchw_body(g, io, BWD_MAX);
+}
+void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
+  gather_ring r;
+  if (plane3_fits(g))
+    maxpool_bwd_plane3_idx(g, io);
+  else if (max_ring_of(g, &r)) /* stride 1 along overlapping rows */
+    maxpool_bwd_nchw_gather_idx(g, io, &r);
+  else if (g->index_type != SIMDPOOL_INDEX_U8)
+    bwd_scatter_nchw_flat(g, io);
+  else if (lop_fits(g, 1, 2))
+    maxpool_bwd_nchw_lop(g, io, 1);
+  else
+    bwd_nchw_body(g, io, BWD_MAX_IDX);
+}
+
+/* ------------------------------------------- 3x3/stride-2/pad-1 backward
+ * NCHW MAX backward, from indices or recomputing the winners from x (one
+ * block of compare-and-select, max_block_nchw). Output (oy, ox) covers dx rows
+ * 2oy-1, 2oy, 2oy+1 and columns 2ox-1, 2ox, 2ox+1, so in one kernel row an even
+ * dx column hears from one output (its kj = 1 tap) and an odd one from two (kj
+ * = 2 of ox, then kj = 0 of ox + 1: output order). Lanes run over output
+ * columns: per kernel row, a block's three contributions (dy where that tap
+ * won, else +0) give the even columns and, with the next block's first lane
+ * shifted in (vf_shift1), the odd ones. Rows 2oy and 2oy+1 are written
+ * fresh (+0 + ...), row 2oy-1 adds to what output row oy-1 left there, so
+ * every dx element receives its dy in output order, and no element is
+ * written twice per output row. The +0 of a tap that did not win changes
+ * no bits: dx is never -0 (+0 + -0 is +0). NaNs are stored canonical, as
+ * every MAX backward writes them. */
+
+/* What lane i's winner is in its window: the tap number (U8, and without
+ * indices, from the block's max over x, plane xp). Flat I32/I64 indices
+ * take the scatter (bwd_scatter_nchw). */
+SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
+                       simdpool_index_type it, const float *xp,
+                       const row_span *in, size_t o, size_t oy, size_t ox0,
+                       size_t cnt) {
+  if (it == SIMDPOOL_INDEX_NONE) {
+    /* A full block whose three rows and 2*SP_VL + 1 columns lie inside
+     * reads them directly as the forward's fold does (the scan of
+     * max_block_nchw, tap by tap in row-major order); the others go
+     * through max_block_nchw. */
+    if (cnt == SP_VL && oy >= 1 && 2 * oy + 1 < g->h && ox0 >= 1 &&
+        2 * ox0 + 2 * SP_VL <= g->w) {
+      const float *p = xp + (2 * oy - 1) * g->w + 2 * ox0 - 1;
+      vf m = vf_set1(-INFINITY);
+      vi t = vi_set1(0);
+      for (int ki = 0; ki < 3; ki++, p += g->w) {
+        vf v[4], tap[3];
+        for (size_t i = 0; i < 4; i++)
+          v[i] = vf_load(p + fold_off[i]);
+        taps3s2(v, tap);
+        for (int kj = 0; kj < 3; kj++)
+          mx_step(tap[kj], 3 * ki + kj, 1, &m, &t);
+      }
+      return t;
+    }
+    size_t ki0, ki1;
+    sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+    const block b = block_at(g, in, oy, ki0, ki1, ox0, cnt);
+    vi t;
+    max_block_nchw(g, xp, &b, 1, SIMDPOOL_INDEX_U8, &t);
+    return t;
+  }
+  return load_index(io->indices, SIMDPOOL_INDEX_U8, o, cnt);
+}
+
+/* The blocks of output row oy (its outputs at orow) into the dx rows of
+ * its kernel rows (NULL outside the input). it: the index type; canon: NaNs
+ * may arise (a dy that is not finite); both compile-time constants. */
+SP_HOT void bwd3x3s2_row(const sp_geom *g, const sp_io *io,
+                         simdpool_index_type it, const float *xp,
+                         const row_span *in, float *const row[3], size_t orow,
+                         size_t oy, const vi tg[3][3], int canon) {
+  const vf z = vf_zero();
+  size_t cnt = g->ow < SP_VL ? g->ow : SP_VL;
+  vi key_n = bwd3x3s2_key(g, io, it, xp, in, orow, oy, 0, cnt);
+  vf dy_n = load_lanes(io->dy + orow, cnt);
+  for (size_t ox0 = 0; ox0 < g->ow; ox0 += SP_VL) {
+    const vi key = key_n;
+    const vf dy = dy_n;
+    /* dx columns [2ox0, 2ox0 + m) of this block (2ox0 <= w). */
+    const size_t m = 2 * cnt < g->w - 2 * ox0 ? 2 * cnt : g->w - 2 * ox0;
+    if (ox0 + SP_VL < g->ow) {
+      cnt = g->ow - ox0 - SP_VL < SP_VL ? g->ow - ox0 - SP_VL : SP_VL;
+      key_n = bwd3x3s2_key(g, io, it, xp, in, orow + ox0 + SP_VL, oy,
+                           ox0 + SP_VL, cnt);
+      dy_n = load_lanes(io->dy + orow + ox0 + SP_VL, cnt);
+    } else {
+      dy_n = z; /* no next block: nothing shifts in */
+    }
+    for (size_t ki = 0; ki < 3 && m > 0; ki++) {
+      if (!row[ki])
+        continue;
+      float *d = row[ki] + 2 * ox0;
+      vf even = z, odd = z;
+      if (ki == 0)
+        load_elems(d, m, &even, &odd);
+      const vf c0 = vf_select(vm_eq_i(key, tg[ki][0]), z, dy);
+      const vf c1 = vf_select(vm_eq_i(key, tg[ki][1]), z, dy);
+      const vf c2 = vf_select(vm_eq_i(key, tg[ki][2]), z, dy);
+      const vf c0n = vf_select(vm_eq_i(key_n, tg[ki][0]), z, dy_n);
+      even = vf_add(even, c1);
+      odd = vf_add(vf_add(odd, c2), vf_shift1(c0, c0n));
+      if (canon) {
+        even = vcanon(even);
+        odd = vcanon(odd);
+      }
+      store_elems(d, m, even, odd);
+    }
+  }
+}
+
+/* it: U8 or NONE (winners recomputed from x), a compile-time constant. */
+SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
+                               simdpool_index_type it) {
+  const row_span in = interior_cols(g);
+  vi tg[3][3]; /* each tap's key */
+  for (size_t ki = 0; ki < 3; ki++)
+    for (size_t kj = 0; kj < 3; kj++)
+      tg[ki][kj] = vi_set1((int32_t)(3 * ki + kj));
+  const size_t cov_w = 2 * g->ow < g->w ? 2 * g->ow : g->w;
+  const size_t cov_h = 2 * g->oh < g->h ? 2 * g->oh : g->h;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const size_t xbase = sp_plane_of(g, n, c, g->h, g->w).base;
+      float *dxp = io->dx + xbase;
+      const float *xp = io->x ? io->x + xbase : NULL;
+      const size_t obase = sp_plane_of(g, n, c, g->oh, g->ow).base;
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        float *row[3];
+        for (size_t ki = 0; ki < 3; ki++) {
+          const size_t iy1 = 2 * oy + ki; /* the row plus one */
+          row[ki] = iy1 >= 1 && iy1 - 1 < g->h ? dxp + (iy1 - 1) * g->w : NULL;
+        }
+        const size_t orow = obase + oy * g->ow;
+        /* Finite dy cannot make a NaN: a sum that overflows stays inf. */
+        if (all_finite(io->dy + orow, g->ow))
+          bwd3x3s2_row(g, io, it, xp, &in, row, orow, oy, tg, 0);
+        else
+          bwd3x3s2_row(g, io, it, xp, &in, row, orow, oy, tg, 1);
+        for (size_t ki = 1; ki < 3; ki++)
+          if (row[ki] && cov_w < g->w)
+            zero_tensor(row[ki] + cov_w, g->w - cov_w);
+      }
+      zero_tensor(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
+    }
+  }
+}
+
+/* From x, planes of at most BWD3_PLANE outputs: each plane's winners come
+ * from the forward's direct kernel (U8 taps, the folds with tracking) into
+ * a stack scratch, then the from-U8 kernel runs on them; recomputing each
+ * window per dx row (bwd3x3s2_key) costs three times as much. */
+#define BWD3_PLANE 3328 /* outputs: 16.25 KiB of y and taps */
+
+/* MAX backward from x, plane by plane: the 3x3 forward's U8 taps (s2: the
+ * 3x3/s2/p1 direct kernel, else 3x3/s1) into a stack scratch, then the
+ * backward from U8. The caller checked ohw <= BWD3_PLANE; s2 a
+ * compile-time constant. */
+SP_HOT void bwd3x3_from_x_planes(const sp_geom *g, const sp_io *io, int s2) {
+  const size_t ohw = g->oh * g->ow, hw = g->h * g->w;
+  _Alignas(64) float ys[BWD3_PLANE];
+  uint8_t taps[BWD3_PLANE];
+  sp_geom g1 = *g;
+  g1.n = g1.c = 1;
+  g1.index_type = SIMDPOOL_INDEX_U8;
+  for (size_t p = 0; p < g->n * g->c; p++) {
+    const sp_io fwd = {io->x + p * hw, ys, taps, NULL, NULL};
+    const sp_io bwd = {NULL, NULL, taps, io->dy + p * ohw, io->dx + p * hw};
+    if (s2) {
+      max3x3s2_nchw_direct(&g1, &fwd, 1);
+      bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);
+    } else {
+      SP_FN(sp_max3x3s1_taps_nchw)(&g1, &fwd);
+      gather_ring r;
+      if (plane3_fits(&g1))
+        max3x3s1_plane_gather(&g1, &bwd, SIMDPOOL_INDEX_U8);
+      else if (max_ring_of(&g1, &r))
+        maxpool_bwd_nchw_gather(&g1, &bwd, &r, SIMDPOOL_INDEX_U8);
+      else
+        bwd_nchw_body(&g1, &bwd, BWD_MAX_IDX);
+    }
+  }
+}
+
+/* 3x3/s1: where the general kernel would recompute each window per dx
+ * row. Small planes keep lanes over planes; rows too wide for the
+ * forward's pad row, the general kernel. */
+void SP_FN(sp_maxpool_bwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->oh * g->ow > BWD3_PLANE || g->w + SP_VL + 2 > ZERO3 ||
+      lop_fits(g, 2, 1))
+    SP_FN(sp_maxpool_bwd_nchw)(g, io);
+  else
+    bwd3x3_from_x_planes(g, io, 0);
+}
+
+void SP_FN(sp_maxpool_bwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->oh * g->ow > BWD3_PLANE)
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_NONE);
+  else
+    bwd3x3_from_x_planes(g, io, 1);
+}
+void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_U8);
+  else
+    bwd_scatter_nchw_flat(g, io);
+}

@@ -1,0 +1,949 @@
+/* SPDX-License-Identifier: MIT */
+/* nhwc.c — NHWC kernels (lanes over channels) of every family,
+ * forward and backward; compiled once per SIMD ISA (kernels/meson.build). */
+#include "tmpl/vec.h"
+
+#include "tmpl/common.h"
+
+/* ================================================================ NHWC
+ * Lanes over channels: every lane shares the window, so tap validity and
+ * the AVG divisor are uniform and no lane ever needs a bounds check. */
+
+/* Running max of one channel block over a window; *t receives the winner's
+ * index value (flat or tap number per index type `it`; tap numbers when
+ * it == NONE and track is set). */
+static inline vf max_block_nhwc(const sp_geom *g, const float *xn,
+                                const window *win, size_t c, size_t cn,
+                                int track, simdpool_index_type it, vi *t) {
+  const size_t C = g->xs; /* the x pixel step */
+  if (!track) {
+    /* Without NaN after the first tap, max(v, m) is the MAX step exactly;
+     * a lane that met one reruns the block with compare-and-select. */
+    vf m = load_lanes(xn + tap_flat(g, win, win->ki0, win->kj0) * C + c, cn);
+    vm bad = vm_unord(m, m);
+    bad = vm_and(bad, vm_unord(vf_zero(), vf_zero())); /* first tap is fine */
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const vf v = load_lanes(xn + tap_flat(g, win, ki, kj) * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        m = vf_max_x86(v, m);
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = vi_set1(0);
+      return m;
+    }
+  } else {
+    /* "Greater replaces" from the first tap, the index in the same select:
+     * the MAX step exactly unless a later tap is NaN (a NaN first tap is
+     * then never replaced, as in the reference). */
+    const size_t f0 = tap_flat(g, win, win->ki0, win->kj0);
+    vf m = load_lanes(xn + f0 * C + c, cn);
+    vi idx = vi_set1(index_value(it, win->ki0 * g->kw + win->kj0, f0));
+    vm bad = vm_range(0, 0);
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const size_t flat = tap_flat(g, win, ki, kj);
+        const vf v = load_lanes(xn + flat * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        const vm r = vm_gt(v, m);
+        m = vf_select(r, m, v);
+        idx =
+            vi_select(r, idx, vi_set1(index_value(it, ki * g->kw + kj, flat)));
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = idx;
+      return m;
+    }
+  }
+  vf m = vf_zero();
+  vi idx = vi_set1(0);
+  int first = 1;
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const size_t flat = tap_flat(g, win, ki, kj);
+      const vf v = load_lanes(xn + flat * C + c, cn);
+      const int32_t val = track ? index_value(it, ki * g->kw + kj, flat) : 0;
+      if (first) {
+        m = v;
+        idx = vi_set1(val);
+        first = 0;
+        continue;
+      }
+      mx_step(v, val, track, &m, &idx);
+    }
+  }
+  *t = idx;
+  return m;
+}
+
+/* Four full channel blocks of one window at once (C >= 4 * SP_VL): one
+ * tap address feeds four loads, and four independent chains hide latency.
+ * Each lane still sees its window's taps in row-major order. */
+#define NHWC_UNROLL 4
+
+/* MAX of four channel blocks, with the winners' index values when track
+ * (written to ind at element o as the plan's index type). Without NaN,
+ * "greater replaces" from the first tap is the MAX step exactly (every tap
+ * of an NHWC window is valid); returns 0, having written nothing, when a
+ * NaN needs the exact path. */
+SP_HOT int max4_nhwc(const sp_geom *g, const float *xn, const window *win,
+                     size_t c, float *y, int track, void *ind, size_t o,
+                     int k3) {
+  const size_t C = g->xs; /* the x pixel step */
+  const simdpool_index_type it = g->index_type;
+  vf m[NHWC_UNROLL];
+  vi t[NHWC_UNROLL];
+  for (size_t u = 0; u < NHWC_UNROLL; u++) { /* every window has a tap */
+    m[u] = vf_zero();
+    t[u] = vi_set1(0);
+  }
+  vm bad = vm_range(0, 0);
+  int first = 1;
+  /* k3 (a compile-time constant): a whole undilated 3x3 window, so the
+   * nine taps unroll with constant offsets. */
+  const size_t ki0 = k3 ? 0 : win->ki0, ki1 = k3 ? 3 : win->ki1;
+  const size_t kj0 = k3 ? 0 : win->kj0, kj1 = k3 ? 3 : win->kj1;
+  const size_t corner = k3 ? tap_flat(g, win, 0, 0) : 0;
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    for (size_t kj = kj0; kj < kj1; kj++) {
+      const size_t flat =
+          k3 ? corner + ki * g->w + kj : tap_flat(g, win, ki, kj);
+      const float *p = xn + flat * C + c;
+      vf v[NHWC_UNROLL];
+      for (size_t u = 0; u < NHWC_UNROLL; u++)
+        v[u] = vf_load(p + u * SP_VL);
+      bad = vm_or(bad, vm_or(vm_unord(v[0], v[1]), vm_unord(v[2], v[3])));
+      const vi val =
+          vi_set1(track ? index_value(it, ki * g->kw + kj, flat) : 0);
+      for (size_t u = 0; u < NHWC_UNROLL; u++) {
+        if (first) {
+          m[u] = v[u];
+          t[u] = val;
+        } else if (track) {
+          const vm r = vm_gt(v[u], m[u]);
+          m[u] = vf_select(r, m[u], v[u]);
+          t[u] = vi_select(r, t[u], val);
+        } else {
+          m[u] = vf_max_x86(v[u], m[u]);
+        }
+      }
+      first = 0;
+    }
+  }
+  if (vm_any(bad))
+    return 0;
+  for (size_t u = 0; u < NHWC_UNROLL; u++) {
+    vf_store(y + u * SP_VL, yclamp(g, m[u]));
+    if (track)
+      store_index(ind, it, o + u * SP_VL, t[u], SP_VL);
+  }
+  return 1;
+}
+
+/* The sum of AVG (lp = 0) or of the LP terms of four channel blocks. */
+static inline void sum4_nhwc(const sp_geom *g, const float *xn,
+                             const window *win, size_t c, int lp, int kind,
+                             vf acc[NHWC_UNROLL]) {
+  const size_t C = g->xs; /* the x pixel step */
+  vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const float *p = xn + tap_flat(g, win, ki, kj) * C + c;
+      vf v0 = vf_load(p), v1 = vf_load(p + SP_VL);
+      vf v2 = vf_load(p + 2 * SP_VL), v3 = vf_load(p + 3 * SP_VL);
+      if (lp) {
+        v0 = lp_term_v(kind, g->p, v0);
+        v1 = lp_term_v(kind, g->p, v1);
+        v2 = lp_term_v(kind, g->p, v2);
+        v3 = lp_term_v(kind, g->p, v3);
+      }
+      a0 = vf_add(a0, v0);
+      a1 = vf_add(a1, v1);
+      a2 = vf_add(a2, v2);
+      a3 = vf_add(a3, v3);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                  int track) {
+  const size_t C = g->c;
+  const int k3win = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * g->xs;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        float *y = io->y + px * g->ys;
+        const int k3 = k3win && win.ki0 == 0 && win.ki1 == 3 && win.kj0 == 0 &&
+                       win.kj1 == 3;
+        size_t c = 0;
+        while (
+            c + NHWC_UNROLL * SP_VL <= C &&
+            (k3 ? max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c, 1)
+                : max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c,
+                            0)))
+          c += NHWC_UNROLL * SP_VL;
+        for (; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi t;
+          const vf m =
+              max_block_nhwc(g, xn, &win, c, cn, track, g->index_type, &t);
+          store_lanes(y + c, yclamp(g, m), cn);
+          if (track)
+            store_index(io->indices, g->index_type, o + c, t, cn);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    maxpool_fwd_nhwc_body(g, io, 0);
+  else
+    maxpool_fwd_nhwc_body(g, io, 1);
+}
+
+/* The output rows whose windows reach dx rows [r0, r1): [*oy0, *oy1). */
+static inline void rows_covering(const sp_geom *g, size_t r0, size_t r1,
+                                 size_t *oy0, size_t *oy1) {
+  *oy0 = r0 + g->pt >= g->kh ? (r0 + g->pt - g->kh) / g->sh + 1 : 0;
+  const size_t e = (r1 + g->pt + g->sh - 1) / g->sh;
+  *oy1 = e < g->oh ? e : g->oh;
+}
+
+/* NHWC: whether output row oy of batch n has only finite dy (a NaN in dx
+ * can only come from a dy that is not finite: finite sums overflow to inf,
+ * never to NaN). Tested as each row is first used, while it is in cache. */
+
+static inline int dy_row_finite(const sp_geom *g, const sp_io *io, size_t n,
+                                size_t oy) {
+  return all_finite_px(io->dy + (n * g->oh + oy) * g->ow * g->ys, g->ow, g->c,
+                       g->ys);
+}
+
+/* MAX backward, NHWC: outputs in order; each output adds dy to the tap its
+ * lanes' winners name (adding +0.0f elsewhere changes nothing: dx is never
+ * -0.0f). `from_indices` reads winners, else recomputes them from x. */
+SP_HOT void maxpool_bwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                  int from_indices) {
+  const size_t C = g->c;
+  /* Recomputed winners are tap numbers; read ones use the index type. */
+  const simdpool_index_type it =
+      from_indices ? g->index_type : SIMDPOOL_INDEX_U8;
+  const size_t XS = g->xs;
+  zero_dx_nhwc(g, io->dx);
+  int finite = 1; /* every dy so far; tested a row at a time, in cache */
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = from_indices ? NULL : io->x + n * g->h * g->w * XS;
+    float *dxn = io->dx + n * g->h * g->w * XS;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        const float *dyp = io->dy + px * g->ys;
+        /* The window's taps, once for all channel blocks: where each one
+         * is in dx and the index value that names it. */
+        enum { MAX_TAPS = 64 };
+        size_t off[MAX_TAPS];
+        int32_t val[MAX_TAPS];
+        size_t ntaps = 0;
+        if ((win.ki1 - win.ki0) * (win.kj1 - win.kj0) <= MAX_TAPS) {
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++, ntaps++) {
+              const size_t flat = tap_flat(g, &win, ki, kj);
+              off[ntaps] = flat * XS;
+              val[ntaps] = index_value(it, ki * g->kw + kj, flat);
+            }
+          }
+        }
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi t;
+          if (from_indices)
+            t = load_index(io->indices, it, o + c, cn);
+          else
+            max_block_nhwc(g, xn, &win, c, cn, 1, it, &t);
+          const vf dy = load_lanes(dyp + c, cn);
+          if (ntaps) {
+            float *base = dxn + c;
+            for (size_t k = 0; k < ntaps; k++) {
+              const vm hit = vm_eq_i(t, vi_set1(val[k]));
+              float *p = base + off[k];
+              store_lanes(
+                  p, vf_add(load_lanes(p, cn), vf_select(hit, vf_zero(), dy)),
+                  cn);
+            }
+            continue;
+          }
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t flat = tap_flat(g, &win, ki, kj);
+              const vm hit =
+                  vm_eq_i(t, vi_set1(index_value(it, ki * g->kw + kj, flat)));
+              float *p = dxn + flat * XS + c;
+              store_lanes(
+                  p, vf_add(load_lanes(p, cn), vf_select(hit, vf_zero(), dy)),
+                  cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!finite)
+    canonicalize_dx_nhwc(g, io->dx);
+}
+
+/* MAX backward, NHWC, undilated windows at least as wide as their stride
+ * in both axes (overlapping or tiling: every pixel up to the last window
+ * is covered), from indices or from x: each output's winners are read (or
+ * recomputed) once per channel block and its dy goes to the pixels of its
+ * window, lanes over channels. Walking the outputs in order, a pixel's
+ * covering outputs come in output order: the first of them (kernel row
+ * ki >= kh - sh or output row 0, and likewise for columns: no earlier
+ * output covers the pixel) stores +0.0f + its share, later ones add to
+ * what is there while it is in cache. So every dx element is the
+ * reference's sum in the reference's order, written without a zeroing pass
+ * or a gather's repeated index reads; pixels past the last windows are
+ * +0.0f. Writes only dx rows [row0, row1) (sp_geom; the parallel split's
+ * row bands), visiting every output that covers them. k3: a compile-time
+ * 3x3/stride-2 window (the ResNet stem). */
+SP_HOT void maxpool_bwd_inorder_nhwc(const sp_geom *g, const sp_io *io,
+                                     int from_x, int k3) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs;
+  const size_t KH = k3 ? 3 : g->kh, KW = k3 ? 3 : g->kw;
+  const size_t SH = k3 ? 2 : g->sh, SW = k3 ? 2 : g->sw;
+  const simdpool_index_type it = from_x ? SIMDPOOL_INDEX_U8 : g->index_type;
+  const int u8 = it == SIMDPOOL_INDEX_U8;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  size_t oy0, oy1; /* the output rows whose windows reach rows [R0, R1) */
+  rows_covering(g, R0, R1, &oy0, &oy1);
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = from_x ? io->x + n * H * W * XS : NULL;
+    float *dxn = io->dx + n * H * W * XS;
+    for (size_t oy = oy0; oy < oy1; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const size_t o = px * C; /* indices: dense */
+        const float *dyp = io->dy + px * g->ys;
+        const window win = window_at(g, oy, ox);
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vi key;
+          if (from_x)
+            max_block_nhwc(g, xn, &win, c, cn, 1, it, &key);
+          else
+            key = load_index(io->indices, it, o + c, cn);
+          const vf dy = load_lanes(dyp + c, cn);
+          /* The window's valid rows inside the band. */
+          const ptrdiff_t r0 = (ptrdiff_t)R0 - win.iy,
+                          r1 = (ptrdiff_t)R1 - win.iy;
+          const size_t ka = r0 > (ptrdiff_t)win.ki0 ? (size_t)r0 : win.ki0;
+          const size_t kb = r1 < (ptrdiff_t)win.ki1 ? (size_t)r1 : win.ki1;
+          for (size_t ki = ka; ki < kb; ki++) {
+            const size_t iy = (size_t)(win.iy + (ptrdiff_t)ki);
+            const int first_row = oy == 0 || ki + SH >= KH;
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t ix = (size_t)(win.ix + (ptrdiff_t)kj);
+              const int32_t val = (int32_t)(u8 ? ki * KW + kj : iy * W + ix);
+              const vf t = vf_select(vm_eq_i(key, vi_set1(val)), vf_zero(), dy);
+              float *p = dxn + (iy * W + ix) * XS + c;
+              const int first = first_row && (ox == 0 || kj + SW >= KW);
+              store_lanes(p, vf_add(first ? vf_zero() : load_lanes(p, cn), t),
+                          cn);
+            }
+          }
+        }
+      }
+    }
+    /* Rows and columns past the last windows, inside the band. */
+    const size_t end_y = (g->oh - 1) * SH + KH - g->pt;
+    const size_t end_x = (g->ow - 1) * SW + KW - g->pl;
+    const size_t rows = end_y < R1 ? end_y : R1, cols = end_x < W ? end_x : W;
+    for (size_t iy = R0; iy < rows && cols < W; iy++)
+      zero_px(dxn + (iy * W + cols) * XS, W - cols, C, XS);
+    if (rows < R1) {
+      const size_t from = rows > R0 ? rows : R0;
+      zero_px(dxn + from * W * XS, (R1 - from) * W, C, XS);
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+/* MAX backward from flat I32/I64 indices by scatter, NHWC, any window:
+ * outputs in order, each channel's dy added to the pixel its index names,
+ * the reference's loop (bwd_scatter_nchw's reasons: a few instructions per
+ * element where the in-order kernel compares every lane against each tap).
+ * dx rows are zeroed just before the first output row that reaches them.
+ * Writes only dx rows [row0, row1) (row1 = 0: all): output rows whose
+ * windows lie inside the band scatter unfiltered (dispatch checked every
+ * index against its window), the few at its edges skip indices outside it.
+ * i64: the index type, a compile-time constant. */
+SP_HOT void bwd_scatter_nhwc(const sp_geom *g, const sp_io *io, int i64) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  size_t oy0 = 0, oy1 = g->oh; /* the output rows that reach the band */
+  if (g->row1)
+    rows_covering(g, R0, R1, &oy0, &oy1);
+  const size_t lo = R0 * W, span = (R1 - R0) * W; /* the band's pixels */
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    float *dxn = io->dx + n * H * W * XS;
+    size_t zeroed = R0; /* dx rows of the band zeroed so far */
+    for (size_t oy = oy0; oy < oy1; oy++) {
+      size_t ki0, ki1;
+      sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+      const size_t top = oy * g->sh + ki0 * g->dh - g->pt;
+      const size_t last = oy * g->sh + (ki1 - 1) * g->dh - g->pt + 1;
+      const size_t lim = last < R1 ? last : R1;
+      /* Rows [zeroed, lim) are new: zeroed pixel column by pixel column,
+       * each just before the first output of this row that reaches it, so
+       * its lines are in L1 when the adds come (a whole NHWC row of a
+       * wide layer is bigger than L1). zc: columns of them zeroed so far. */
+      const size_t nr = lim > zeroed ? lim - zeroed : 0;
+      float *const fresh = dxn + zeroed * W * XS;
+      size_t zc = 0;
+      finite &= dy_row_finite(g, io, n, oy);
+      const int inside = top >= R0 && last <= R1;
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        if (nr) {
+          /* One past the last input column of window ox. */
+          const size_t ec = ox * g->sw + (g->kw - 1) * g->dw + 1;
+          const size_t end = ec <= g->pl ? 0 : ec - g->pl < W ? ec - g->pl : W;
+          if (end > zc) {
+            for (size_t r = 0; r < nr; r++)
+              zero_px(fresh + (r * W + zc) * XS, end - zc, C, XS);
+            zc = end;
+          }
+        }
+        const size_t px = (n * g->oh + oy) * g->ow + ox;
+        const float *dyp = io->dy + px * g->ys;
+        const int64_t *i8 = (const int64_t *)io->indices + px * C;
+        const int32_t *i4 = (const int32_t *)io->indices + px * C;
+        if (inside) {
+          for (size_t c = 0; c < C; c++)
+            dxn[(size_t)(i64 ? i8[c] : i4[c]) * XS + c] += dyp[c];
+        } else {
+          for (size_t c = 0; c < C; c++) {
+            const size_t f = (size_t)(i64 ? i8[c] : i4[c]);
+            if (f - lo < span)
+              dxn[f * XS + c] += dyp[c];
+          }
+        }
+      }
+      if (nr && zc < W)
+        for (size_t r = 0; r < nr; r++)
+          zero_px(fresh + (r * W + zc) * XS, W - zc, C, XS);
+      zeroed += nr;
+    }
+    if (zeroed < R1)
+      zero_px(dxn + zeroed * W * XS, (R1 - zeroed) * W, C, XS);
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+/* bwd_scatter_nhwc on the plan's flat index type (I32 or I64). */
+SP_HOT void bwd_scatter_nhwc_flat(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_I64)
+    bwd_scatter_nhwc(g, io, 1);
+  else
+    bwd_scatter_nhwc(g, io, 0);
+}
+
+void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (sp_bwd_rows_ok(g))
+    maxpool_bwd_inorder_nhwc(g, io, 1, 0);
+  else
+    maxpool_bwd_nhwc_body(g, io, 0);
+}
+
+/* MAX backward from indices, NHWC, gathered: each dx pixel sums, in output
+ * order, the dy of the outputs whose windows cover it and whose indices name
+ * it, so dx is written once, without the zeroing pass and the per-tap
+ * read-modify-write of the scatter above. The sums are the reference's: it
+ * adds those same dy, in output order, to a +0.0f, and a lane whose index
+ * names another tap adds +0.0f, which changes no bits (dx is never -0.0f).
+ * The covering outputs of an input row advance with cover_advance
+ * (tmpl/common.h). */
+
+/* Can every input row's covering output rows be listed? */
+static inline int bwd_gather_fits(const sp_geom *g) {
+  return ((g->kh - 1) * g->dh + g->sh) / g->sh <= GATHER_MAX;
+}
+
+/* dy of one channel block (dy element od, index element o) where the index
+ * names `val`, else 0. */
+SP_HOT vf gather_term(const sp_io *io, simdpool_index_type it, size_t o,
+                      size_t od, vi val, size_t cn) {
+  const vm hit = vm_eq_i(load_index(io->indices, it, o, cn), val);
+  return vf_select(hit, vf_zero(), load_lanes(io->dy + od, cn));
+}
+
+/* The index value that names input pixel ix (flat: its position in the
+ * plane) in the window of output column ox of a covering row whose kernel
+ * row gives yk of the tap number; 0 when dilation makes the window skip the
+ * pixel's column. */
+SP_HOT int gather_value(const sp_geom *g, simdpool_index_type it, size_t yk,
+                        size_t ix, size_t ox, size_t flat, vi *v) {
+  const size_t rx = ix + g->pl - ox * g->sw;
+  if (g->dw > 1 && rx % g->dw)
+    return 0;
+  *v = vi_set1(index_value(it, yk + (g->dw == 1 ? rx : rx / g->dw), flat));
+  return 1;
+}
+
+static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
+                                               const sp_io *io) {
+  const size_t C = g->c, XS = g->xs, YS = g->ys;
+  const simdpool_index_type it = g->index_type;
+  /* Every dy row tested so far; each output row covers an input row (its
+   * window holds one, plan.c), so by the last input row all are. */
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    cover rv = {0, 0};
+    size_t tested = 0; /* output rows [0, tested) of this batch */
+    for (size_t iy = 0; iy < g->h; iy++) {
+      cover_advance(&rv, iy, g->pt, g->sh, g->kh, g->dh, g->oh);
+      for (; tested < rv.hi; tested++)
+        finite &= dy_row_finite(g, io, n, tested);
+      /* The covering output rows: where they start, and their kernel row's
+       * part of the tap number. */
+      size_t yo[GATHER_MAX], yk[GATHER_MAX], ny = 0;
+      for (size_t oy = rv.lo; oy < rv.hi; oy++) {
+        const size_t ry = iy + g->pt - oy * g->sh;
+        if (g->dh > 1 && ry % g->dh)
+          continue;
+        yo[ny] = (n * g->oh + oy) * g->ow; /* its first pixel */
+        yk[ny++] = (g->dh == 1 ? ry : ry / g->dh) * g->kw;
+      }
+      cover cv = {0, 0};
+      float *drow = io->dx + (n * g->h + iy) * g->w * XS;
+      for (size_t ix = 0; ix < g->w; ix++, drow += XS) {
+        cover_advance(&cv, ix, g->pl, g->sw, g->kw, g->dw, g->ow);
+        const size_t flat = iy * g->w + ix;
+        size_t c = 0;
+        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
+          vf a0 = vf_zero(), a1 = a0, a2 = a0, a3 = a0;
+          for (size_t k = 0; k < ny; k++) {
+            for (size_t ox = cv.lo; ox < cv.hi; ox++) {
+              vi v;
+              if (!gather_value(g, it, yk[k], ix, ox, flat, &v))
+                continue;
+              const size_t o = (yo[k] + ox) * C + c;
+              const size_t od = (yo[k] + ox) * YS + c;
+              a0 = vf_add(a0, gather_term(io, it, o, od, v, SP_VL));
+              a1 = vf_add(a1,
+                          gather_term(io, it, o + SP_VL, od + SP_VL, v, SP_VL));
+              a2 = vf_add(a2, gather_term(io, it, o + 2 * SP_VL, od + 2 * SP_VL,
+                                          v, SP_VL));
+              a3 = vf_add(a3, gather_term(io, it, o + 3 * SP_VL, od + 3 * SP_VL,
+                                          v, SP_VL));
+            }
+          }
+          vf_store(drow + c, a0);
+          vf_store(drow + c + SP_VL, a1);
+          vf_store(drow + c + 2 * SP_VL, a2);
+          vf_store(drow + c + 3 * SP_VL, a3);
+        }
+        for (; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vf a = vf_zero();
+          for (size_t k = 0; k < ny; k++) {
+            for (size_t ox = cv.lo; ox < cv.hi; ox++) {
+              vi v;
+              if (gather_value(g, it, yk[k], ix, ox, flat, &v))
+                a = vf_add(a, gather_term(io, it, (yo[k] + ox) * C + c,
+                                          (yo[k] + ox) * YS + c, v, cn));
+            }
+          }
+          store_lanes(drow + c, a, cn);
+        }
+      }
+    }
+  }
+  if (!finite)
+    canonicalize_dx_nhwc(g, io->dx);
+}
+
+/* MAX backward from indices, NHWC, 3x3/s1/p1 with same-size planes
+ * (GoogLeNet's and Inception's pools), gathered: dx pixel p = (iy, ix)
+ * hears from the outputs (iy + a - 1, ix + b - 1) inside the plane, in
+ * output order (a, then b, ascending), where its tap is 8 - (3a + b); a
+ * lane adds that output's dy where its U8 index is that tap, else +0.0f,
+ * which changes no bits (dx is never -0.0f). (Flat indices keep the
+ * scatter: four or eight times the bytes, read nine times here, this
+ * gather measured 1.2x (I32) and 1.4x (I64) slower than the scatter's
+ * single read on GoogLeNet's 192x28x28, AVX-512.)
+ * Each dx element is stored once, no zeroing pass. Channel blocks of up to
+ * NHWC_UNROLL vectors run outermost, so the three output rows a dx row
+ * hears from stay in L1 across the row's pixels. Writes only dx rows
+ * [row0, row1) (the parallel split's row bands). */
+static inline int nhwc3x3s1_fits(const sp_geom *g) {
+  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+         g->dw == 1 && g->pt == 1 && g->pl == 1 && g->oh == g->h &&
+         g->ow == g->w;
+}
+
+/* Lanes [c, c + cn) of dx pixel p from its nv covering outputs o[] (pixel
+ * numbers in the batch) with index values val[]. */
+SP_HOT vf nhwc3_sum(const sp_io *io, size_t C, size_t YS, const size_t *o,
+                    const int32_t *val, size_t nv, size_t c, size_t cn) {
+  vf acc = vf_zero();
+  for (size_t k = 0; k < nv; k++) {
+    const vm hit =
+        vm_eq_i(load_index(io->indices, SIMDPOOL_INDEX_U8, o[k] * C + c, cn),
+                vi_set1(val[k]));
+    acc = vf_add(
+        acc, vf_select(hit, vf_zero(), load_lanes(io->dy + o[k] * YS + c, cn)));
+  }
+  return acc;
+}
+
+SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  const size_t CB = NHWC_UNROLL * SP_VL;
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    /* The output rows that reach the band: their dy, tested once. */
+    const size_t oy0 = R0 ? R0 - 1 : 0, oy1 = R1 < H ? R1 + 1 : H;
+    for (size_t oy = oy0; oy < oy1; oy++)
+      finite &= dy_row_finite(g, io, n, oy);
+    for (size_t c0 = 0; c0 < C; c0 += CB) {
+      const size_t cb = C - c0 < CB ? C - c0 : CB;
+      for (size_t iy = R0; iy < R1; iy++) {
+        for (size_t ix = 0; ix < W; ix++) {
+          const size_t p = iy * W + ix;
+          size_t o[9];
+          int32_t val[9];
+          size_t nv = 0;
+          for (size_t a = 0; a < 3; a++) {
+            if (iy + a < 1 || iy + a - 1 >= H)
+              continue;
+            for (size_t b = 0; b < 3; b++) {
+              if (ix + b < 1 || ix + b - 1 >= W)
+                continue;
+              o[nv] = n * H * W + (iy + a - 1) * W + ix + b - 1;
+              val[nv++] = (int32_t)(8 - (3 * a + b));
+            }
+          }
+          float *d = io->dx + (n * H * W + p) * XS + c0;
+          if (cb == CB) {
+            for (size_t v = 0; v < NHWC_UNROLL; v++)
+              vf_store(d + v * SP_VL,
+                       nhwc3_sum(io, C, YS, o, val, nv, c0 + v * SP_VL, SP_VL));
+          } else {
+            for (size_t c = 0; c < cb; c += SP_VL) {
+              const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+              store_lanes(d + c, nhwc3_sum(io, C, YS, o, val, nv, c0 + c, cn),
+                          cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (nhwc3x3s1_fits(g) && g->index_type == SIMDPOOL_INDEX_U8) {
+    max3x3s1_nhwc_gather(g, io);
+    return;
+  }
+  if (g->index_type != SIMDPOOL_INDEX_U8)
+    bwd_scatter_nhwc_flat(g, io);
+  else if (sp_bwd_rows_ok(g))
+    maxpool_bwd_inorder_nhwc(g, io, 0, 0);
+  else if (bwd_gather_fits(g))
+    maxpool_bwd_idx_nhwc_gather(g, io);
+  else
+    maxpool_bwd_nhwc_body(g, io, 1);
+}
+
+void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
+  maxpool_bwd_inorder_nhwc(g, io, 1, 1);
+}
+
+void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    maxpool_bwd_inorder_nhwc(g, io, 0, 1);
+  else
+    bwd_scatter_nhwc_flat(g, io);
+}
+
+void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c, XS = g->xs;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * XS;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
+        float *y = io->y + ((n * g->oh + oy) * g->ow + ox) * g->ys;
+        size_t c = 0;
+        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
+          vf acc[NHWC_UNROLL];
+          sum4_nhwc(g, xn, &win, c, 0, 0, acc);
+          for (int u = 0; u < NHWC_UNROLL; u++)
+            vf_store(y + c + (size_t)u * SP_VL,
+                     yclamp(g, avg_result(acc[u], &div)));
+        }
+        for (; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          vf acc = vf_zero();
+          for (size_t ki = win.ki0; ki < win.ki1; ki++)
+            for (size_t kj = win.kj0; kj < win.kj1; kj++)
+              acc = vf_add(
+                  acc, load_lanes(xn + tap_flat(g, &win, ki, kj) * XS + c, cn));
+          store_lanes(y + c, yclamp(g, avg_result(acc, &div)), cn);
+        }
+      }
+    }
+  }
+}
+
+/* AVG backward, NHWC. Writes only dx rows [row0, row1) (sp_geom; the
+ * parallel split's row bands), reading every output that covers them.
+ *
+ * Undilated windows: gathered, lanes over channels, a slab of up to
+ * NHWC_UNROLL channel blocks at a time. Each output row's shares dy /
+ * divisor are computed once into a ring of the output rows covering the
+ * current dx row; each dx pixel then sums, in output order, the shares of
+ * the outputs whose windows cover it and is stored once: no zeroing pass
+ * and no per-tap read-modify-write. The reference adds the same shares in
+ * the same order to a +0.0f, as the sum here starts. */
+#define AVG_NHWC_SCRATCH 8192 /* floats: 32 KiB of stack */
+
+static inline size_t avg_nhwc_slab(const sp_geom *g) {
+  const size_t rows = (g->kh - 1) / g->sh + 1;
+  if (g->dh != 1 || g->dw != 1 || rows > GATHER_MAX)
+    return 0;
+  size_t cb = round_up(g->c, SP_VL);
+  if (cb > NHWC_UNROLL * SP_VL)
+    cb = NHWC_UNROLL * SP_VL;
+  while (cb > SP_VL && rows * g->ow * cb > AVG_NHWC_SCRATCH)
+    cb -= SP_VL;
+  return rows * g->ow * cb <= AVG_NHWC_SCRATCH ? cb : 0;
+}
+
+SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
+                                    size_t cb) {
+  _Alignas(64) float ring[AVG_NHWC_SCRATCH];
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
+  const size_t rows = (g->kh - 1) / g->sh + 1, slot = g->ow * cb;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
+  size_t oy0, oy1;
+  rows_covering(g, R0, R1, &oy0, &oy1);
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t oy = oy0; oy < oy1; oy++)
+      finite &= dy_row_finite(g, io, n, oy);
+    float *dxn = io->dx + n * H * W * XS;
+    for (size_t c0 = 0; c0 < C; c0 += cb) {
+      const size_t cs = C - c0 < cb ? C - c0 : cb;
+      const size_t nb = (cs + SP_VL - 1) / SP_VL;
+      cover rv = {0, 0};
+      size_t filled = 0; /* output rows [.., filled) have their shares */
+      for (size_t iy = R0; iy < R1; iy++) {
+        cover_advance(&rv, iy, g->pt, g->sh, g->kh, 1, g->oh);
+        if (filled < rv.lo)
+          filled = rv.lo;
+        for (; filled < rv.hi; filled++) {
+          float *s = ring + (filled % rows) * slot;
+          const float *dy = io->dy + (n * g->oh + filled) * g->ow * YS + c0;
+          for (size_t ox = 0; ox < g->ow; ox++, s += cb, dy += YS) {
+            const window win = window_at(g, filled, ox);
+            const divisor div = window_divisor(g, &win, filled, ox, &full);
+            for (size_t b = 0; b < nb; b++) {
+              const size_t cn = cs - b * SP_VL < SP_VL ? cs - b * SP_VL : SP_VL;
+              vf_store(s + b * SP_VL,
+                       div_by(load_lanes(dy + b * SP_VL, cn), &div));
+            }
+          }
+        }
+        const float *sl[GATHER_MAX];
+        for (size_t oy = rv.lo; oy < rv.hi; oy++)
+          sl[oy - rv.lo] = ring + (oy % rows) * slot;
+        const size_t m = rv.hi - rv.lo;
+        cover cv = {0, 0};
+        float *d = dxn + iy * W * XS + c0;
+        for (size_t ix = 0; ix < W; ix++, d += XS) {
+          cover_advance(&cv, ix, g->pl, g->sw, g->kw, 1, g->ow);
+          if (nb == NHWC_UNROLL && cs == nb * SP_VL) {
+            vf acc[NHWC_UNROLL];
+            for (int u = 0; u < NHWC_UNROLL; u++)
+              acc[u] = vf_zero();
+            for (size_t t = 0; t < m; t++)
+              for (size_t ox = cv.lo; ox < cv.hi; ox++)
+                for (int u = 0; u < NHWC_UNROLL; u++)
+                  acc[u] = vf_add(acc[u],
+                                  vf_load(sl[t] + ox * cb + (size_t)u * SP_VL));
+            for (int u = 0; u < NHWC_UNROLL; u++)
+              vf_store(d + (size_t)u * SP_VL, acc[u]);
+          } else {
+            for (size_t b = 0; b < nb; b++) {
+              const size_t cn = cs - b * SP_VL < SP_VL ? cs - b * SP_VL : SP_VL;
+              vf acc = vf_zero();
+              for (size_t t = 0; t < m; t++)
+                for (size_t ox = cv.lo; ox < cv.hi; ox++)
+                  acc = vf_add(acc, vf_load(sl[t] + ox * cb + b * SP_VL));
+              store_lanes(d + b * SP_VL, acc, cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+/* Dilated windows: outputs in order, each adding its share to its taps
+ * inside the band, after the band is zeroed. */
+SP_HOT void avgpool_bwd_nhwc_scatter(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  const divisor full = divisor_set1((float)(g->kh * g->kw));
+  size_t oy0 = 0, oy1 = g->oh;
+  if (g->dh == 1)
+    rows_covering(g, R0, R1, &oy0, &oy1);
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    float *dxn = io->dx + n * H * W * XS;
+    zero_px(dxn + R0 * W * XS, (R1 - R0) * W, C, XS);
+    for (size_t oy = oy0; oy < oy1; oy++) {
+      finite &= dy_row_finite(g, io, n, oy);
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const divisor div = window_divisor(g, &win, oy, ox, &full);
+        const float *dyp = io->dy + ((n * g->oh + oy) * g->ow + ox) * g->ys;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          const vf share = div_by(load_lanes(dyp + c, cn), &div);
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            const size_t iy = (size_t)(win.iy + (ptrdiff_t)(ki * g->dh));
+            if (iy < R0 || iy >= R1)
+              continue;
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              float *p = dxn + tap_flat(g, &win, ki, kj) * XS + c;
+              store_lanes(p, vf_add(load_lanes(p, cn), share), cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+void SP_FN(sp_avgpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t cb = avg_nhwc_slab(g);
+  if (cb)
+    avgpool_bwd_nhwc_gather(g, io, cb);
+  else
+    avgpool_bwd_nhwc_scatter(g, io);
+}
+
+/* y of one LP channel block, before canonicalization. */
+static inline vf lp_block_nhwc(const sp_geom *g, const float *xn,
+                               const window *win, size_t c, size_t cn,
+                               int kind) {
+  const float pv = g->p, inv_p = 1.0f / g->p;
+  vf acc = vf_zero();
+  for (size_t ki = win->ki0; ki < win->ki1; ki++)
+    for (size_t kj = win->kj0; kj < win->kj1; kj++)
+      acc = vf_add(
+          acc,
+          lp_term_v(kind, pv,
+                    load_lanes(xn + tap_flat(g, win, ki, kj) * g->xs + c, cn)));
+  return lp_root_v(kind, inv_p, acc);
+}
+
+void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c;
+  const int kind = lp_kind(g->p);
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * g->xs;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        float *y = io->y + ((n * g->oh + oy) * g->ow + ox) * g->ys;
+        size_t c = 0;
+        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
+          vf acc[NHWC_UNROLL];
+          sum4_nhwc(g, xn, &win, c, 1, kind, acc);
+          for (int u = 0; u < NHWC_UNROLL; u++)
+            vf_store(y + c + (size_t)u * SP_VL,
+                     yclamp(g, vcanon(lp_root_v(kind, 1.0f / g->p, acc[u]))));
+        }
+        for (; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          store_lanes(
+              y + c, yclamp(g, vcanon(lp_block_nhwc(g, xn, &win, c, cn, kind))),
+              cn);
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_lppool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c, XS = g->xs;
+  const int kind = lp_kind(g->p);
+  zero_dx_nhwc(g, io->dx);
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = io->x + n * g->h * g->w * XS;
+    float *dxn = io->dx + n * g->h * g->w * XS;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        const float *dyp = io->dy + ((n * g->oh + oy) * g->ow + ox) * g->ys;
+        for (size_t c = 0; c < C; c += SP_VL) {
+          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          const vf dy = load_lanes(dyp + c, cn);
+          const vf gr =
+              kind == LP_ONE
+                  ? dy
+                  : lp_grad_v(kind, g->p, dy,
+                              lp_block_nhwc(g, xn, &win, c, cn, kind));
+          for (size_t ki = win.ki0; ki < win.ki1; ki++) {
+            for (size_t kj = win.kj0; kj < win.kj1; kj++) {
+              const size_t e = tap_flat(g, &win, ki, kj) * XS + c;
+              const vf q = lp_share_v(kind, g->p, gr, load_lanes(xn + e, cn));
+              store_lanes(dxn + e, vf_add(load_lanes(dxn + e, cn), q), cn);
+            }
+          }
+        }
+      }
+    }
+  }
+  canonicalize_dx_nhwc(g, io->dx);
+}
