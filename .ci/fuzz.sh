@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# .ci/fuzz.sh — builds the libFuzzer target tests/fuzz/fuzz_pool with clang-14 under ASan+UBSan
-# (library instrumented with -fsanitize=fuzzer-no-link, without comparison tracing in its hot
-# loops: tests/fuzz/meson.build), replays the committed corpus, then
-# fuzzes for FUZZ_TIME seconds (default 60) from a copy of it. Fails on any crash, leak,
+# .ci/fuzz.sh [build dir] — builds the libFuzzer target tests/fuzz/fuzz_pool with clang-14
+# under ASan+UBSan in the build dir (default build-fuzz), configured by .ci/asan-setup.sh
+# unless it already is (.ci/test.sh passes its sanitizer build), replays the committed
+# corpus, then fuzzes for FUZZ_TIME seconds (default 60) from a copy of it. Fails on any crash, leak,
 # sanitizer report, timeout or variant mismatch (the target aborts), printing the input in hex;
 # prints the executions, exec/s and coverage (libFuzzer's cov:/ft:) of the run.
 # FUZZ_CORPUS_OUT=dir keeps the grown corpus there.
@@ -14,15 +14,18 @@ bash .ci/deps.sh
 # runtimes, which clang-14 does not pull in) and llvm-14 (llvm-symbolizer).
 
 fuzz_time=${FUZZ_TIME:-60}
+dir=${1:-build-fuzz}
 start=$(date +%s)
-echo "== libFuzzer build (clang-14, ASan+UBSan) =="
-rm -rf build-fuzz
-CC=clang-14 CXX=clang++-14 meson setup build-fuzz --buildtype=debugoptimized --werror \
-  -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
-  "-Dc_args=-fno-sanitize-recover=all -fno-sanitize-coverage=trace-cmp" \
-  -Dbench=disabled -Dexamples=false >/dev/null
-# Only the fuzz executables (and the library): the other suites run in .ci/test.sh.
-ninja -C build-fuzz tests/fuzz/fuzz_pool tests/fuzz/fuzz_replay
+echo "== libFuzzer build in $dir (clang-14, ASan+UBSan) =="
+if [ ! -f "$dir/build.ninja" ]; then
+  bash .ci/asan-setup.sh "$dir" >/dev/null
+fi
+meson introspect "$dir" --buildoptions |
+  python3 -c 'import json, sys
+sys.exit(0 if any(o["name"] == "fuzz" and o["value"] for o in json.load(sys.stdin)) else 1)' ||
+  { echo "fuzz: $dir is not configured with -Dfuzz=true (.ci/asan-setup.sh)" >&2; exit 1; }
+# Only the fuzz executables (and the library); a build made for the suite has them already.
+ninja -C "$dir" tests/fuzz/fuzz_pool tests/fuzz/fuzz_replay
 echo "== built in $(( $(date +%s) - start )) s =="
 
 export ASAN_OPTIONS=detect_leaks=1
@@ -37,10 +40,10 @@ mkdir "$work/corpus" "$work/artifacts"
 
 # Seeds and regress-* inputs of earlier findings, at the replay's larger size cap.
 echo "== corpus replay (tests/fuzz/corpus) =="
-if ! ./build-fuzz/tests/fuzz/fuzz_replay tests/fuzz/corpus >"$work/replay.log" 2>&1; then
+if ! "$dir"/tests/fuzz/fuzz_replay tests/fuzz/corpus >"$work/replay.log" 2>&1; then
   echo "== corpus replay FAILED; the end of its log: ==" >&2
   tail -n 12 "$work/replay.log" >&2
-  echo "Reproduce with build-fuzz/tests/fuzz/fuzz_replay <file>." >&2
+  echo "Reproduce with $dir/tests/fuzz/fuzz_replay <file>." >&2
   exit 1
 fi
 tail -n 1 "$work/replay.log"
@@ -48,7 +51,7 @@ cp tests/fuzz/corpus/* "$work/corpus/"
 
 echo "== fuzzing for ${fuzz_time} s =="
 rc=0
-./build-fuzz/tests/fuzz/fuzz_pool "$work/corpus" -max_total_time="$fuzz_time" \
+"$dir"/tests/fuzz/fuzz_pool "$work/corpus" -max_total_time="$fuzz_time" \
   -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
   -artifact_prefix="$work/artifacts/" >"$work/fuzz.log" 2>&1 || rc=$?
 
@@ -66,7 +69,7 @@ if [ "$rc" -ne 0 ] || ls "$work/artifacts"/* >/dev/null 2>&1; then
     echo >&2
   done
   echo "Save it as tests/fuzz/corpus/regress-<what> and reproduce with" \
-    "build-fuzz/tests/fuzz/fuzz_replay <file>." >&2
+    "$dir/tests/fuzz/fuzz_replay <file>." >&2
   exit 1
 fi
 if [ -n "${FUZZ_CORPUS_OUT:-}" ]; then

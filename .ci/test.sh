@@ -3,9 +3,9 @@
 # .ci/test.sh — the README's test command: installs what is missing, then runs the whole
 # test suite: a release build (then its tests again under qemu-x86_64 as Nehalem and
 # Haswell, and a consumer project built against it), a build without SLEEF and its
-# tests, an ASan+UBSan build (failing on any report), the threading tests under
-# ThreadSanitizer, an aarch64 cross build (NEON) run under qemu-user, and the libFuzzer
-# target for 60 s.
+# tests, an ASan+UBSan build (clang-14, failing on any report, instrumented for libFuzzer),
+# the threading tests under ThreadSanitizer, an aarch64 cross build (NEON) run under
+# qemu-user, and the libFuzzer target, from the sanitizer build, for 60 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh
@@ -45,14 +45,13 @@ echo "== consumer projects: the README install recipe, then pkg-config, CMake, M
 bash .ci/consumer.sh
 
 stage_done consumer
-echo "== ASan + UBSan build: tests =="
+echo "== ASan + UBSan build (clang-14, instrumented for libFuzzer): tests =="
 # Every suite runs; the random ones take a quarter of their configurations
 # (SIMDPOOL_TEST_SCALE; suites that set their own scale in tests/meson.build
 # keep it): the full-scale sweeps ran natively above, and under the sanitizers
-# the kernel sweep alone took eight of CI's minutes at full scale.
-rm -rf build-asan
-meson setup build-asan --buildtype=debugoptimized --werror -Db_sanitize=address,undefined \
-  -Dc_args=-fno-sanitize-recover=all -Dcpp_args=-fno-sanitize-recover=all
+# the kernel sweep alone took eight of CI's minutes at full scale. The same
+# build is the fuzzer's (last stage): one sanitizer build instead of two.
+bash .ci/asan-setup.sh build-asan
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 SIMDPOOL_TEST_SCALE=0.25 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 4
@@ -80,8 +79,8 @@ grep -q '^  ran .*\[neon .*bit-exact' build-aarch64/meson-logs/testlog.txt ||
   { echo "aarch64: no NEON kernel ran" >&2; exit 1; }
 echo "== aarch64 suites passed in $(( $(date +%s) - arm_start )) s =="
 stage_done aarch64
-echo "== libFuzzer (clang-14, ASan+UBSan): corpus replay + fuzz_pool for 60 s =="
-bash .ci/fuzz.sh
+echo "== libFuzzer (build-asan: clang-14, ASan+UBSan): corpus replay + fuzz_pool for 60 s =="
+bash .ci/fuzz.sh build-asan
 
 stage_done fuzz
 echo "== all test suites passed in $(( $(date +%s) - start )) s =="

@@ -14,10 +14,12 @@ start with the prefix (default "simdpool_"); the lists are printed.
 With --header, every function a header marks SIMDPOOL_API must also be
 exported by one of the shared libraries (a definition that does not see its
 declaration would otherwise be hidden silently); --static-header is the same
-for the static files.
+for the static files. --allow NAME exempts one more name (repeatable): a build
+instrumented for libFuzzer (-Dfuzz=true) exports the linker-made bounds of
+its coverage sections, __start___sancov_* and __stop___sancov_*.
 
-Usage: check_symbols.py [--prefix P] [--header H ...] [--static A.a ...]
-                        [--static-header H ...] [LIB.so ...]
+Usage: check_symbols.py [--prefix P] [--allow NAME ...] [--header H ...]
+                        [--static A.a ...] [--static-header H ...] [LIB.so ...]
 Exit status: 0 when every file is clean, 1 otherwise.
 """
 
@@ -144,14 +146,23 @@ def archive_members(path):
             yield member, data[body:body + size]
 
 
+ALLOWED = set()  # --allow: names exempt from the prefix rule
+
+
+def allowed(name, prefix):
+    return name.startswith(prefix) or name in ALLOWED
+
+
 def report(path, exported, prefix, what):
     """Prints path's defined global symbols; returns the offending ones."""
-    bad = [name for name, _, _ in exported if not name.startswith(prefix)]
+    bad = [name for name, _, _ in exported if not allowed(name, prefix)]
     print("%s: %d %s" % (path, len(exported), what))
     for name, bind, typ in sorted(exported):
         print("  %-6s %-6s %s%s" % (STB_NAMES.get(bind, bind),
                                     STT_NAMES.get(typ, typ), name,
                                     "" if name.startswith(prefix)
+                                    else "   (allowed: --allow)"
+                                    if name in ALLOWED
                                     else "   <-- not " + prefix + "*"))
     if not exported:
         bad.append("(no global symbols at all)")
@@ -212,6 +223,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prefix", default="simdpool_",
                     help="required prefix of every global symbol")
+    ap.add_argument("--allow", action="append", default=[],
+                    help="a global symbol name exempt from the prefix rule "
+                    "(repeatable)")
     ap.add_argument("--header", action="append", default=[],
                     help="public header whose SIMDPOOL_API functions the "
                     "shared libraries must all export (repeatable)")
@@ -223,6 +237,7 @@ def main():
                     "static files must all define (repeatable)")
     ap.add_argument("libs", nargs="*", help="shared libraries to check")
     args = ap.parse_intermixed_args()
+    ALLOWED.update(args.allow)
     if not args.libs and not args.static:
         ap.error("nothing to check")
     failed = False

@@ -97,7 +97,13 @@ static void ieee_div_c(const float *x, float d, float *q, size_t n) {
     q[i] = x[i] / d;
 }
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f,prefer-vector-width=512"))) static void
+/* Clang takes no vector width in a target attribute (it is a warning). */
+#if defined(__clang__)
+#define IEEE_DIV_AVX512_TARGET "avx512f"
+#else
+#define IEEE_DIV_AVX512_TARGET "avx512f,prefer-vector-width=512"
+#endif
+__attribute__((target(IEEE_DIV_AVX512_TARGET))) static void
 ieee_div_avx512(const float *x, float d, float *q, size_t n) {
   for (size_t i = 0; i < n; i++)
     q[i] = x[i] / d;
