@@ -419,6 +419,55 @@ START_TEST(test_pool_runs_each_task_once) {
 }
 END_TEST
 
+/* The pool's threads spin for a while after a job, then sleep (threadpool.c):
+ * jobs posted to spinning workers, to workers falling asleep and to sleeping
+ * ones, and jobs whose one slow task makes the others (the caller included)
+ * give up spinning and sleep until it ends, each run every task once. */
+typedef struct slow_ctx {
+  atomic_uint *hits;
+  size_t slow; /* the task that sleeps */
+  long slow_ns;
+} slow_ctx;
+
+static void sleep_ns(long ns) {
+  struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+  while (nanosleep(&t, &t) != 0) {
+  }
+}
+
+static void slow_task(void *ctx, size_t i) {
+  slow_ctx *c = ctx;
+  if (i == c->slow)
+    sleep_ns(c->slow_ns);
+  atomic_fetch_add(&c->hits[i], 1);
+}
+
+START_TEST(test_pool_spin_then_sleep) {
+  static const long pauses_ns[] = {0, 50000, 180000, 250000, 2000000};
+  static const long slow_ns[] = {0, 400000};
+  for (size_t t = 0; t < N_POOLS; t++) {
+    simdpool_threadpool *pool = NULL;
+    ck_assert_int_eq(simdpool_threadpool_create(thread_counts[t], &pool),
+                     SIMDPOOL_OK);
+    for (size_t pi = 0; pi < sizeof pauses_ns / sizeof pauses_ns[0]; pi++) {
+      for (size_t si = 0; si < 2; si++) {
+        for (size_t slow = 0; slow < 3; slow++) {
+          atomic_uint hits[32];
+          for (size_t i = 0; i < 32; i++)
+            atomic_init(&hits[i], 0);
+          slow_ctx c = {hits, slow * 15, slow_ns[si]};
+          sleep_ns(pauses_ns[pi]);
+          simdpool_threadpool_parallel_for(pool, slow_task, &c, 32);
+          for (size_t i = 0; i < 32; i++)
+            ck_assert_uint_eq(atomic_load(&hits[i]), 1);
+        }
+      }
+    }
+    simdpool_threadpool_destroy(pool);
+  }
+}
+END_TEST
+
 START_TEST(test_pool_rejects) {
   ck_assert_int_eq(simdpool_threadpool_create(2, NULL),
                    SIMDPOOL_INVALID_ARGUMENT);
@@ -700,6 +749,7 @@ int main(void) {
   TCase *pool = tcase_create("threadpool");
   tcase_set_timeout(pool, 120);
   tcase_add_test(pool, test_pool_runs_each_task_once);
+  tcase_add_test(pool, test_pool_spin_then_sleep);
   tcase_add_test(pool, test_pool_rejects);
   suite_add_tcase(su, pool);
   TCase *ex = tcase_create("execution checks");
