@@ -53,13 +53,12 @@ static inline vf vf_load_range(const float *p, size_t l0, size_t l1) {
 static inline vf vf_load_mask(const float *p, vm m) {
   return _mm256_maskload_ps(p, _mm256_castps_si256(m));
 }
-/* p[0], p[s], ..., p[7s]. */
+/* p[0], p[s], ..., p[7s] (column strides of 3 and more), by eight scalar
+ * loads rather than vgatherdps: on Intel CPUs with the Gather Data Sampling
+ * microcode fix a gather costs several times the loads, AMD's before Zen 4
+ * are microcoded, and QEMU 7.2 (the CI's Haswell model) decodes a gather
+ * indexed by ymm4 as unindexed, so the AVX2 code holds no gather at all. */
 static inline vf vf_gather(const float *p, size_t s) {
-  if (s <= (size_t)INT32_MAX / 8) {
-    const __m256i idx = _mm256_mullo_epi32(
-        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)s));
-    return _mm256_i32gather_ps(p, idx, 4);
-  }
   return _mm256_setr_ps(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s],
                         p[6 * s], p[7 * s]);
 }
