@@ -13,6 +13,8 @@
 /* Chunks smaller than this cost more in task overhead (waking a thread
  * takes microseconds) than they gain; calls under two chunks run inline. */
 #define SP_CHUNK_MIN_BYTES ((size_t)256 << 10)
+/* dx row bands span at least this many window extents (plan_chunks). */
+#define SP_BAND_MIN_EXTENTS 4
 /* Enough chunks for dynamic load balance over any pool we expect. */
 #define SP_CHUNK_MAX 1024
 
@@ -219,6 +221,14 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   const size_t rows = j->bands ? g->h : g->oh;
   if (blocks > rows)
     blocks = rows;
+  /* A band re-reads the outputs that straddle its edges and filters their
+   * indices: bands of fewer than SP_BAND_MIN_EXTENTS window extents cost
+   * more than their parallelism gains (the stem's 15 bands of 7 rows made
+   * NHWC backward from I64 1.6x the work of one call). */
+  if (j->bands && blocks > rows / (SP_BAND_MIN_EXTENTS * eh))
+    blocks = rows / (SP_BAND_MIN_EXTENTS * eh) > 1
+                 ? rows / (SP_BAND_MIN_EXTENTS * eh)
+                 : 1;
   j->row_blocks = blocks;
   return j->planes * blocks;
 }
