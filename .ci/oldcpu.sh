@@ -68,7 +68,9 @@ echo "SIMDPOOL_TEST_SCALE=$scale under emulation"
 # gathers as "no index": every lane then loads element 0. Real CPUs do not, so a build
 # whose AVX2 code holds such a gather cannot be tested under this emulator; the Haswell
 # run then uses a copy built with -ffixed-xmm4 (the compiler never allocates xmm4; the
-# code is otherwise the same source and flags).
+# code is otherwise the same source and flags). The AVX2 kernels hold no gather today
+# (vec-avx2.h loads strided columns with scalar loads), so this copy is built only if
+# one comes back, written or made by the compiler's vectoriser.
 vsib4_gathers() { # <elf file>: counts VEX (AVX2) gathers indexed by xmm4/ymm4
   objdump -d --no-show-raw-insn "$1" |
     grep -cE '\sv(p)?gather[dq][dqps]+\s+%[xy]mm[0-9]+,[^(]*\(%[a-z0-9]+,%[xy]mm4,' || true
