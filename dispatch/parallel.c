@@ -225,10 +225,9 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
    * indices: bands of fewer than SP_BAND_MIN_EXTENTS window extents cost
    * more than their parallelism gains (the stem's 15 bands of 7 rows made
    * NHWC backward from I64 1.6x the work of one call). */
-  if (j->bands && blocks > rows / (SP_BAND_MIN_EXTENTS * eh))
-    blocks = rows / (SP_BAND_MIN_EXTENTS * eh) > 1
-                 ? rows / (SP_BAND_MIN_EXTENTS * eh)
-                 : 1;
+  const size_t band_cap = rows / (SP_BAND_MIN_EXTENTS * eh);
+  if (j->bands && blocks > band_cap)
+    blocks = band_cap ? band_cap : 1;
   j->row_blocks = blocks;
   return j->planes * blocks;
 }

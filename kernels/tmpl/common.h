@@ -393,9 +393,10 @@ static inline void canonicalize_dx_nhwc(const sp_geom *g, float *dx) {
   canonicalize_px(dx, g->n * g->h * g->w, g->c, g->xs);
 }
 
-/* ================================================================ NHWC
- * Lanes over channels: every lane shares the window, so tap validity and
- * the AVG divisor are uniform and no lane ever needs a bounds check. */
+/* ============================================================= windows
+ * One output's window, for the kernels that walk windows one at a time:
+ * the NHWC ones (tmpl/nhwc.c, and the NHWC 3x3/s1 average in
+ * tmpl/nchw_3x3s1.c). */
 
 /* The window of output (oy, ox): valid taps [ki0, ki1) x [kj0, kj1), and
  * its top-left input position (may be negative: padding). */
