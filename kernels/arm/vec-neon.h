@@ -193,6 +193,13 @@ static inline vf vf_select(vm m, vf a, vf b) {
   return vbslq_f32(m, b, a);
 }
 
+/* acc + (m ? d : +0.0f): equal to acc + d where m, acc elsewhere, for
+ * every acc but -0.0f and a signalling NaN. */
+static inline vf vf_add_where(vf acc, vm m, vf d) {
+  return vaddq_f32(
+      acc, vreinterpretq_f32_u32(vandq_u32(m, vreinterpretq_u32_f32(d))));
+}
+
 static inline vi vi_set1(int32_t v) {
   return vdupq_n_s32(v);
 }

@@ -452,6 +452,14 @@ SP_HOT void cover_advance(cover *cv, size_t i, size_t pad, size_t s, size_t k,
 
 #define GATHER_MAX 64 /* covering output rows per input row, at most */
 
+/* Whether the gathered 3x3/s2 MAX backward (both layouts) also takes flat
+ * I32/I64 keys, or leaves them to the scatter: a gathered key is read and
+ * narrowed about twice, the scatter reads it once. On the stem (64x112x112,
+ * alternating runs) the gather measured 1.33x (NHWC) and 1.0-1.06x (NCHW)
+ * the scatter's speed from I64 with AVX-512, but 0.85-0.99x with AVX2 and
+ * 0.6-0.7x with SSE4.1, whose I64 narrowing takes shuffles. */
+#define SP_FLAT_GATHER (SP_VL >= 16)
+
 /* The backward modes shared by the NCHW families. */
 enum { BWD_MAX, BWD_MAX_IDX, BWD_AVG, BWD_LP };
 

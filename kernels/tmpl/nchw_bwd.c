@@ -202,10 +202,10 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
  * first output row whose windows reach it, so the zeros are in cache when
  * the adds come (no separate pass over dx), and a dx row hears from at most
  * kernel_h output rows, so the adds hit lines still in L1. One index load,
- * two loads and a store per output: faster than the vector compare-and-
- * select of the 3x3/s2 kernel (bwd3x3s2_row) by 1.2-1.35x for I64 and I32
- * (AVX2, Zen), where the U8 keys, cheaper to compare, keep it. The indices
- * were checked by dispatch. i64: the index type, a compile-time constant. */
+ * two loads and a store per output: as fast as the gathered 3x3/s2 kernel
+ * (bwd3x3s2_nchw_body) from I64 and I32 with AVX2, faster with SSE4.1 and
+ * NEON (SP_FLAT_GATHER). The indices were checked by dispatch. i64: the index
+ * type, a compile-time constant. */
 SP_HOT void bwd_scatter_nchw(const sp_geom *g, const sp_io *io, int i64) {
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow;
   for (size_t p = 0; p < g->n * g->c; p++) {
@@ -441,8 +441,8 @@ SP_HOT void max_key_row(const sp_geom *g, const sp_io *io,
           const vi tg_ =                                                       \
               u8 ? vi_set1((int32_t)((KY)[r_][t_] * KW + kj)) : pos[r_];       \
           acc[r_] =                                                            \
-              vf_add(acc[r_], vf_select(vm_eq_i(vi_load_i32(keys + e_), tg_),  \
-                                        z, vf_load(dys + e_)));                \
+              vf_add_where(acc[r_], vm_eq_i(vi_load_i32(keys + e_), tg_),      \
+                           vf_load(dys + e_));                                 \
         }                                                                      \
     for (int r_ = 0; r_ < (R); r_++)                                           \
       store_lanes(dxp + ((Y) + (size_t)r_) * W + ix, acc[r_], cnt);            \
@@ -567,8 +567,8 @@ SP_HOT void max3x3s1_plane_gather(const sp_geom *g, const sp_io *io,
         vf acc = z;
         for (int j = 0; j < 9; j++) {
           const size_t e = (size_t)((ptrdiff_t)(lead + p) + d[j]);
-          acc = vf_add(acc, vf_select(vm_eq_i(vi_load_i32(keys + e), pos), z,
-                                      vf_load(dys + e)));
+          acc = vf_add_where(acc, vm_eq_i(vi_load_i32(keys + e), pos),
+                             vf_load(dys + e));
         }
         store_lanes(dxp + p, acc, cnt);
       }
@@ -620,23 +620,25 @@ void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
 }
 
 /* ------------------------------------------- 3x3/stride-2/pad-1 backward
- * NCHW MAX backward, from indices or recomputing the winners from x (one
- * block of compare-and-select, max_block_nchw). Output (oy, ox) covers dx rows
- * 2oy-1, 2oy, 2oy+1 and columns 2ox-1, 2ox, 2ox+1, so in one kernel row an even
- * dx column hears from one output (its kj = 1 tap) and an odd one from two (kj
- * = 2 of ox, then kj = 0 of ox + 1: output order). Lanes run over output
- * columns: per kernel row, a block's three contributions (dy where that tap
- * won, else +0) give the even columns and, with the next block's first lane
- * shifted in (vf_shift1), the odd ones. Rows 2oy and 2oy+1 are written
- * fresh (+0 + ...), row 2oy-1 adds to what output row oy-1 left there, so
- * every dx element receives its dy in output order, and no element is
- * written twice per output row. The +0 of a tap that did not win changes
- * no bits: dx is never -0 (+0 + -0 is +0). NaNs are stored canonical, as
- * every MAX backward writes them. */
+ * NCHW MAX backward, gathered, from U8 or flat I32/I64 indices or from x
+ * (winners recomputed, max_block_nchw). Output (oy, ox) covers dx rows
+ * 2oy-1 .. 2oy+1 and columns 2ox-1 .. 2ox+1, so dx row 2r hears only from
+ * output row r (kernel row 1) and dx row 2r+1 from rows r (kernel row 2)
+ * and r+1 (kernel row 0), in that order; along a row, even column 2q from
+ * output column q (kj = 1) and odd column 2q+1 from q (kj = 2), then q+1
+ * (kj = 0). Each output row's keys go once into a ring of two rows: the
+ * winner's tap within its window, as the U8 tap number 3ki+kj or, from a
+ * flat index, its offset ki*w+kj from the window's top-left position (a
+ * vector subtraction; distinct taps give distinct offsets when w >= 3), a
+ * sentinel -1 after the row's last output. Lanes run over output columns:
+ * a block's even and odd dx columns are sums, in output order, of the dy
+ * of the covering outputs whose key names that tap (else +0.0f, which
+ * changes no bits: dx is never -0.0f), the q+1 terms read from the ring
+ * one slot further on; interleaved, each dx element is stored once, with
+ * no zeroing pass and no read-modify-write. Columns and rows past the last
+ * windows are stored as +0.0f. NaNs are stored canonical, as every MAX
+ * backward writes them. */
 
-/* What lane i's winner is in its window: the tap number (U8, and without
- * indices, from the block's max over x, plane xp). Flat I32/I64 indices
- * take the scatter (bwd_scatter_nchw). */
 SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
                        simdpool_index_type it, const float *xp,
                        const row_span *in, size_t o, size_t oy, size_t ox0,
@@ -671,85 +673,116 @@ SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
   return load_index(io->indices, SIMDPOOL_INDEX_U8, o, cnt);
 }
 
-/* The blocks of output row oy (its outputs at orow) into the dx rows of
- * its kernel rows (NULL outside the input). it: the index type; canon: NaNs
- * may arise (a dy that is not finite); both compile-time constants. */
-SP_HOT void bwd3x3s2_row(const sp_geom *g, const sp_io *io,
-                         simdpool_index_type it, const float *xp,
-                         const row_span *in, float *const row[3], size_t orow,
-                         size_t oy, const vi tg[3][3], int canon) {
+/* A ring slot's length: outputs of one column strip, its one extra output
+ * and a vector of slack for the unaligned q+1 loads. */
+#define S2_STRIP 512
+#define S2_SLOT (S2_STRIP + 2 * SP_VL)
+
+/* Keys (as above) and dy of outputs [s, s + ne) of output row oy into a
+ * ring slot, the sentinel after them. Returns whether every dy is finite.
+ * it: the index type (NONE: from x, plane xp), a compile-time constant. */
+SP_HOT int s2_fill(const sp_geom *g, const sp_io *io, simdpool_index_type it,
+                   const float *xp, const row_span *in, size_t orow, size_t oy,
+                   size_t s, size_t ne, int32_t *k, float *dy) {
+  /* The top-left position of output (oy, s)'s window, minus each lane's
+   * 2 * lane: a flat index minus this ramp is its tap's offset. */
+  const int32_t tl = (int32_t)((2 * oy) * g->w + 2 * s) - (int32_t)g->w - 1;
+  for (size_t j = 0; j < ne; j += SP_VL) {
+    const size_t cnt = ne - j < SP_VL ? ne - j : SP_VL;
+    vi key;
+    if (it == SIMDPOOL_INDEX_I32 || it == SIMDPOOL_INDEX_I64)
+      key = vi_add(load_index(io->indices, it, orow + s + j, cnt),
+                   vi_ramp(-(tl + 2 * (int32_t)j), -2));
+    else
+      key = bwd3x3s2_key(g, io, it, xp, in, orow + s + j, oy, s + j, cnt);
+    vi_store_i32(k + j, key);
+    vf_store(dy + j, load_lanes(io->dy + orow + s + j, cnt));
+  }
+  vi_store_i32(k + ne, vi_set1(-1));
+  vf_store(dy + ne, vf_zero());
+  return all_finite(dy, ne); /* in L1, not a second pass */
+}
+
+/* One dx row's columns [2s, 2s + m) from the ring slots of its covering
+ * output rows: A with kernel row ka, then B (NULL: none) with kernel row
+ * kb; tg[ki][kj] is the key of tap (ki, kj). nq: the strip's outputs. */
+SP_HOT void s2_emit(float *d, size_t m, size_t nq, const int32_t *KA,
+                    const float *DA, const int32_t *KB, const float *DB,
+                    const vi tg[3][3], size_t ka, size_t kb) {
   const vf z = vf_zero();
-  size_t cnt = g->ow < SP_VL ? g->ow : SP_VL;
-  vi key_n = bwd3x3s2_key(g, io, it, xp, in, orow, oy, 0, cnt);
-  vf dy_n = load_lanes(io->dy + orow, cnt);
-  for (size_t ox0 = 0; ox0 < g->ow; ox0 += SP_VL) {
-    const vi key = key_n;
-    const vf dy = dy_n;
-    /* dx columns [2ox0, 2ox0 + m) of this block (2ox0 <= w). */
-    const size_t m = 2 * cnt < g->w - 2 * ox0 ? 2 * cnt : g->w - 2 * ox0;
-    if (ox0 + SP_VL < g->ow) {
-      cnt = g->ow - ox0 - SP_VL < SP_VL ? g->ow - ox0 - SP_VL : SP_VL;
-      key_n = bwd3x3s2_key(g, io, it, xp, in, orow + ox0 + SP_VL, oy,
-                           ox0 + SP_VL, cnt);
-      dy_n = load_lanes(io->dy + orow + ox0 + SP_VL, cnt);
-    } else {
-      dy_n = z; /* no next block: nothing shifts in */
+  for (size_t j = 0; j < nq; j += SP_VL) {
+    const vi k0 = vi_load_i32(KA + j), k1 = vi_load_i32(KA + j + 1);
+    const vf d0 = vf_load(DA + j), d1 = vf_load(DA + j + 1);
+    vf even = vf_add_where(z, vm_eq_i(k0, tg[ka][1]), d0);
+    vf odd = vf_add_where(z, vm_eq_i(k0, tg[ka][2]), d0);
+    odd = vf_add_where(odd, vm_eq_i(k1, tg[ka][0]), d1);
+    if (KB) {
+      const vi b0 = vi_load_i32(KB + j), b1 = vi_load_i32(KB + j + 1);
+      const vf e0 = vf_load(DB + j), e1 = vf_load(DB + j + 1);
+      even = vf_add_where(even, vm_eq_i(b0, tg[kb][1]), e0);
+      odd = vf_add_where(odd, vm_eq_i(b0, tg[kb][2]), e0);
+      odd = vf_add_where(odd, vm_eq_i(b1, tg[kb][0]), e1);
     }
-    for (size_t ki = 0; ki < 3 && m > 0; ki++) {
-      if (!row[ki])
-        continue;
-      float *d = row[ki] + 2 * ox0;
-      vf even = z, odd = z;
-      if (ki == 0)
-        load_elems(d, m, &even, &odd);
-      const vf c0 = vf_select(vm_eq_i(key, tg[ki][0]), z, dy);
-      const vf c1 = vf_select(vm_eq_i(key, tg[ki][1]), z, dy);
-      const vf c2 = vf_select(vm_eq_i(key, tg[ki][2]), z, dy);
-      const vf c0n = vf_select(vm_eq_i(key_n, tg[ki][0]), z, dy_n);
-      even = vf_add(even, c1);
-      odd = vf_add(vf_add(odd, c2), vf_shift1(c0, c0n));
-      if (canon) {
-        even = vcanon(even);
-        odd = vcanon(odd);
-      }
-      store_elems(d, m, even, odd);
-    }
+    const size_t cols = m - 2 * j < 2 * SP_VL ? m - 2 * j : 2 * SP_VL;
+    store_elems(d + 2 * j, cols, even, odd);
   }
 }
 
-/* it: U8 or NONE (winners recomputed from x), a compile-time constant. */
+/* Whether the gather takes this plan's flat keys (SP_FLAT_GATHER); their
+ * tap offsets are distinct when w >= 3. */
+static inline int bwd3x3s2_flat_fits(const sp_geom *g) {
+  return SP_FLAT_GATHER && g->w >= 3;
+}
+
+/* it: the key source (U8, I32, I64, or NONE: from x), a compile-time
+ * constant. */
 SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
                                simdpool_index_type it) {
+  _Alignas(64) int32_t keys[2][S2_SLOT];
+  _Alignas(64) float dys[2][S2_SLOT];
+  const int flat = it == SIMDPOOL_INDEX_I32 || it == SIMDPOOL_INDEX_I64;
   const row_span in = interior_cols(g);
   vi tg[3][3]; /* each tap's key */
   for (size_t ki = 0; ki < 3; ki++)
     for (size_t kj = 0; kj < 3; kj++)
-      tg[ki][kj] = vi_set1((int32_t)(3 * ki + kj));
-  const size_t cov_w = 2 * g->ow < g->w ? 2 * g->ow : g->w;
-  const size_t cov_h = 2 * g->oh < g->h ? 2 * g->oh : g->h;
+      tg[ki][kj] = vi_set1((int32_t)(flat ? ki * g->w + kj : 3 * ki + kj));
+  const size_t H = g->h, W = g->w, OH = g->oh, OW = g->ow;
+  /* dx columns past the last windows: [2 * ow, w). */
+  const size_t cov_w = 2 * OW < W ? 2 * OW : W;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      const size_t xbase = sp_plane_of(g, n, c, g->h, g->w).base;
+      const size_t xbase = sp_plane_of(g, n, c, H, W).base;
       float *dxp = io->dx + xbase;
       const float *xp = io->x ? io->x + xbase : NULL;
-      const size_t obase = sp_plane_of(g, n, c, g->oh, g->ow).base;
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        float *row[3];
-        for (size_t ki = 0; ki < 3; ki++) {
-          const size_t iy1 = 2 * oy + ki; /* the row plus one */
-          row[ki] = iy1 >= 1 && iy1 - 1 < g->h ? dxp + (iy1 - 1) * g->w : NULL;
+      const size_t obase = sp_plane_of(g, n, c, OH, OW).base;
+      int finite = 1;
+      for (size_t s = 0; s < OW; s += S2_STRIP) {
+        const size_t nq = OW - s < S2_STRIP ? OW - s : S2_STRIP;
+        const size_t ne = s + nq < OW ? nq + 1 : nq; /* q + 1 of the last */
+        /* dx columns of the strip, [2s, 2s + m). */
+        const size_t m = 2 * (s + nq) < cov_w ? 2 * nq : cov_w - 2 * s;
+        finite &= s2_fill(g, io, it, xp, &in, obase, 0, s, ne, keys[0], dys[0]);
+        for (size_t r = 0; 2 * r < H && r < OH; r++) {
+          const int32_t *KA = keys[r & 1];
+          const float *DA = dys[r & 1];
+          const int next = r + 1 < OH && 2 * r + 1 < H;
+          if (next)
+            finite &= s2_fill(g, io, it, xp, &in, obase + (r + 1) * OW, r + 1,
+                              s, ne, keys[(r + 1) & 1], dys[(r + 1) & 1]);
+          float *d = dxp + 2 * r * W + 2 * s;
+          s2_emit(d, m, nq, KA, DA, NULL, NULL, tg, 1, 0);
+          if (2 * r + 1 < H)
+            s2_emit(d + W, m, nq, KA, DA, next ? keys[(r + 1) & 1] : NULL,
+                    dys[(r + 1) & 1], tg, 2, 0);
         }
-        const size_t orow = obase + oy * g->ow;
-        /* Finite dy cannot make a NaN: a sum that overflows stays inf. */
-        if (all_finite(io->dy + orow, g->ow))
-          bwd3x3s2_row(g, io, it, xp, &in, row, orow, oy, tg, 0);
-        else
-          bwd3x3s2_row(g, io, it, xp, &in, row, orow, oy, tg, 1);
-        for (size_t ki = 1; ki < 3; ki++)
-          if (row[ki] && cov_w < g->w)
-            zero_tensor(row[ki] + cov_w, g->w - cov_w);
       }
-      zero_tensor(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
+      const size_t cov_h = 2 * OH < H ? 2 * OH : H;
+      if (cov_w < W)
+        for (size_t iy = 0; iy < cov_h; iy++)
+          zero_tensor(dxp + iy * W + cov_w, W - cov_w);
+      zero_tensor(dxp + cov_h * W, (H - cov_h) * W);
+      if (!finite)
+        canonicalize(dxp, H * W);
     }
   }
 }
@@ -810,6 +843,10 @@ void SP_FN(sp_maxpool_bwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
     bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_U8);
-  else
+  else if (!bwd3x3s2_flat_fits(g))
     bwd_scatter_nchw_flat(g, io);
+  else if (g->index_type == SIMDPOOL_INDEX_I64)
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_I64);
+  else
+    bwd3x3s2_nchw_body(g, io, SIMDPOOL_INDEX_I32);
 }

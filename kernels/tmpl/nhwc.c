@@ -495,12 +495,12 @@ static inline int bwd_gather_fits(const sp_geom *g) {
   return ((g->kh - 1) * g->dh + g->sh) / g->sh <= GATHER_MAX;
 }
 
-/* dy of one channel block (dy element od, index element o) where the index
- * names `val`, else 0. */
-SP_HOT vf gather_term(const sp_io *io, simdpool_index_type it, size_t o,
-                      size_t od, vi val, size_t cn) {
+/* acc plus the dy of one channel block (dy element od, index element o)
+ * where the index names `val` (vf_add_where: acc is never -0.0f). */
+SP_HOT vf gather_add(vf acc, const sp_io *io, simdpool_index_type it, size_t o,
+                     size_t od, vi val, size_t cn) {
   const vm hit = vm_eq_i(load_index(io->indices, it, o, cn), val);
-  return vf_select(hit, vf_zero(), load_lanes(io->dy + od, cn));
+  return vf_add_where(acc, hit, load_lanes(io->dy + od, cn));
 }
 
 /* The index value that names input pixel ix (flat: its position in the
@@ -555,13 +555,12 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
                 continue;
               const size_t o = (yo[k] + ox) * C + c;
               const size_t od = (yo[k] + ox) * YS + c;
-              a0 = vf_add(a0, gather_term(io, it, o, od, v, SP_VL));
-              a1 = vf_add(a1,
-                          gather_term(io, it, o + SP_VL, od + SP_VL, v, SP_VL));
-              a2 = vf_add(a2, gather_term(io, it, o + 2 * SP_VL, od + 2 * SP_VL,
-                                          v, SP_VL));
-              a3 = vf_add(a3, gather_term(io, it, o + 3 * SP_VL, od + 3 * SP_VL,
-                                          v, SP_VL));
+              a0 = gather_add(a0, io, it, o, od, v, SP_VL);
+              a1 = gather_add(a1, io, it, o + SP_VL, od + SP_VL, v, SP_VL);
+              a2 = gather_add(a2, io, it, o + 2 * SP_VL, od + 2 * SP_VL, v,
+                              SP_VL);
+              a3 = gather_add(a3, io, it, o + 3 * SP_VL, od + 3 * SP_VL, v,
+                              SP_VL);
             }
           }
           vf_store(drow + c, a0);
@@ -576,8 +575,8 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
             for (size_t ox = cv.lo; ox < cv.hi; ox++) {
               vi v;
               if (gather_value(g, it, yk[k], ix, ox, flat, &v))
-                a = vf_add(a, gather_term(io, it, (yo[k] + ox) * C + c,
-                                          (yo[k] + ox) * YS + c, v, cn));
+                a = gather_add(a, io, it, (yo[k] + ox) * C + c,
+                               (yo[k] + ox) * YS + c, v, cn);
             }
           }
           store_lanes(drow + c, a, cn);
@@ -608,17 +607,17 @@ static inline int nhwc3x3s1_fits(const sp_geom *g) {
          g->ow == g->w;
 }
 
-/* Lanes [c, c + cn) of dx pixel p from its nv covering outputs o[] (pixel
- * numbers in the batch) with index values val[]. */
-SP_HOT vf nhwc3_sum(const sp_io *io, size_t C, size_t YS, const size_t *o,
-                    const int32_t *val, size_t nv, size_t c, size_t cn) {
+/* Lanes [c, c + cn) of a dx pixel from its nv covering outputs o[] (pixel
+ * numbers in the tensor), in output order, with the index values val[]
+ * that name the pixel in their windows. it: the index type. */
+SP_HOT vf nhwc3_sum(const sp_io *io, simdpool_index_type it, size_t C,
+                    size_t YS, const size_t *o, const int32_t *val, size_t nv,
+                    size_t c, size_t cn) {
   vf acc = vf_zero();
   for (size_t k = 0; k < nv; k++) {
     const vm hit =
-        vm_eq_i(load_index(io->indices, SIMDPOOL_INDEX_U8, o[k] * C + c, cn),
-                vi_set1(val[k]));
-    acc = vf_add(
-        acc, vf_select(hit, vf_zero(), load_lanes(io->dy + o[k] * YS + c, cn)));
+        vm_eq_i(load_index(io->indices, it, o[k] * C + c, cn), vi_set1(val[k]));
+    acc = vf_add_where(acc, hit, load_lanes(io->dy + o[k] * YS + c, cn));
   }
   return acc;
 }
@@ -655,14 +654,201 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io) {
           if (cb == CB) {
             for (size_t v = 0; v < NHWC_UNROLL; v++)
               vf_store(d + v * SP_VL,
-                       nhwc3_sum(io, C, YS, o, val, nv, c0 + v * SP_VL, SP_VL));
+                       nhwc3_sum(io, SIMDPOOL_INDEX_U8, C, YS, o, val, nv,
+                                 c0 + v * SP_VL, SP_VL));
           } else {
             for (size_t c = 0; c < cb; c += SP_VL) {
               const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
-              store_lanes(d + c, nhwc3_sum(io, C, YS, o, val, nv, c0 + c, cn),
+              store_lanes(d + c,
+                          nhwc3_sum(io, SIMDPOOL_INDEX_U8, C, YS, o, val, nv,
+                                    c0 + c, cn),
                           cn);
             }
           }
+        }
+      }
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
+}
+
+/* MAX backward, NHWC, 3x3/s2/p1 (the ResNet stem), gathered, from indices
+ * of every type or from x. Output (r, q) covers dx rows 2r-1 .. 2r+1 and
+ * columns 2q-1 .. 2q+1, so the dx rows 2r and 2r+1 hear only from output
+ * rows r (kernel rows 1 and 2) and r+1 (kernel row 0), and along a row
+ * even column 2q from output column q (kj = 1), odd column 2q+1 from q
+ * (kj = 2), then q+1 (kj = 0). The kernel walks dx row pairs, and per
+ * channel vector slides along q with the keys and dy of outputs (r, q),
+ * (r, q+1), (r+1, q), (r+1, q+1) in registers, each loaded twice in all
+ * (as row r and as row r+1): every pixel of the 2x2 group (2r.., 2q..) is
+ * the sum, in output order, of the covering outputs' dy where the key
+ * names its tap, else +0.0f, which changes no bits (dx is never -0.0f),
+ * stored once: no zeroing pass, no read-modify-write. Keys are window
+ * tap offsets: the U8 tap number 3ki+kj, a flat index minus its window's
+ * top-left position (ki*w+kj, distinct for w >= 3), or, from x, the U8
+ * taps of each output row computed once per channel block into a ring of
+ * two rows. Pixels no window covers get +0.0f. Writes only dx rows
+ * [row0, row1) (the parallel split's row bands). it: the index type, NONE
+ * for from x; a compile-time constant. */
+#define S2_RING 16384 /* bytes of U8 taps per ring row: 32 KiB of stack */
+
+/* The channel block of the from-x ring: as many vectors (up to
+ * NHWC_UNROLL) as a ring row holds for ow outputs; 0 if not one. */
+static inline size_t s2_ring_block(const sp_geom *g) {
+  const size_t v = S2_RING / g->ow / SP_VL;
+  return (v < NHWC_UNROLL ? v : NHWC_UNROLL) * SP_VL;
+}
+
+/* Whether the gather takes this plan's flat keys (SP_FLAT_GATHER); their
+ * tap offsets are distinct when w >= 3. */
+static inline int s2_flat_fits(const sp_geom *g) {
+  return SP_FLAT_GATHER && g->w >= 3;
+}
+
+SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
+                                 simdpool_index_type it) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
+  const size_t OH = g->oh, OW = g->ow;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  const int from_x = it == SIMDPOOL_INDEX_NONE;
+  const int flat = it == SIMDPOOL_INDEX_I32 || it == SIMDPOOL_INDEX_I64;
+  const size_t CB = from_x ? s2_ring_block(g) : NHWC_UNROLL * SP_VL;
+  const size_t cov_w = 2 * OW < W ? 2 * OW : W;
+  vi tg[3][3]; /* each tap's key */
+  for (size_t ki = 0; ki < 3; ki++)
+    for (size_t kj = 0; kj < 3; kj++)
+      tg[ki][kj] = vi_set1((int32_t)(flat ? ki * W + kj : 3 * ki + kj));
+  const vf z = vf_zero();
+  const vi none = vi_set1(-1);
+  _Alignas(64) uint8_t ring[2][S2_RING];
+  sp_geom gu8 = *g; /* from x: the forward's folds writing U8 taps */
+  gu8.index_type = SIMDPOOL_INDEX_U8;
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    size_t oy0, oy1; /* the output rows that reach the band */
+    rows_covering(g, R0, R1, &oy0, &oy1);
+    for (size_t oy = oy0; oy < oy1; oy++)
+      finite &= dy_row_finite(g, io, n, oy);
+    const float *xn = from_x ? io->x + n * H * W * XS : NULL;
+    for (size_t c0 = 0; c0 < C; c0 += CB) {
+      const size_t cb = C - c0 < CB ? C - c0 : CB;
+      size_t filled = oy0; /* from x: output rows [.., filled) in the ring */
+      for (size_t r = R0 / 2; 2 * r < R1; r++) {
+        const int top = 2 * r >= R0, bot = 2 * r + 1 < R1;
+        float *d0 = io->dx + ((n * H + 2 * r) * W) * XS + c0;
+        float *d1 = d0 + W * XS;
+        if (r >= OH) { /* no window reaches rows 2r, 2r + 1 */
+          if (top)
+            zero_px(d0, W, cb, XS);
+          if (bot)
+            zero_px(d1, W, cb, XS);
+          continue;
+        }
+        const int has_b = bot && r + 1 < OH;
+        for (; from_x && filled <= r + (size_t)has_b; filled++) {
+          uint8_t *slot = ring[filled & 1];
+          for (size_t ox = 0; ox < OW; ox++) {
+            const window win = window_at(g, filled, ox);
+            /* The forward's four-block fold where it applies (its y is
+             * not needed); blocks with NaN, or a short block, per vector. */
+            _Alignas(64) float ytmp[NHWC_UNROLL * SP_VL];
+            const int k3 =
+                win.ki0 == 0 && win.ki1 == 3 && win.kj0 == 0 && win.kj1 == 3;
+            if (cb == NHWC_UNROLL * SP_VL &&
+                (k3 ? max4_nhwc(&gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 1)
+                    : max4_nhwc(&gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 0)))
+              continue;
+            for (size_t c = 0; c < cb; c += SP_VL) {
+              const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+              vi key;
+              max_block_nhwc(g, xn, &win, c0 + c, cn, 1, SIMDPOOL_INDEX_U8,
+                             &key);
+              store_index(slot, SIMDPOOL_INDEX_U8, ox * cb + c, key, cn);
+            }
+          }
+        }
+        /* Outputs (r, q) and (r + 1, q): their dy pixels, and where their
+         * keys are (index element of channel c0, the step per q). */
+        const size_t pa = (n * OH + r) * OW, pb = pa + OW;
+        const size_t ks = from_x ? cb : C;
+        const size_t ka0 = from_x ? 0 : pa * C + c0;
+        const size_t kb0 = from_x ? 0 : pb * C + c0;
+        const void *inda = from_x ? (const void *)ring[r & 1] : io->indices;
+        const void *indb =
+            from_x ? (const void *)ring[(r + 1) & 1] : io->indices;
+        const simdpool_index_type kt = from_x ? SIMDPOOL_INDEX_U8 : it;
+        /* Top-left positions of the windows of (r, 0) and (r + 1, 0). */
+        const int32_t tla = (int32_t)(2 * r * W) - (int32_t)W - 1;
+        const int32_t tlb = tla + 2 * (int32_t)W;
+#define S2_KEY(ind, k0, tl, q)                                                 \
+  (flat ? vi_add(load_index(ind, kt, (k0) + (q)*ks + c, cn),                   \
+                 vi_set1(-((tl) + 2 * (int32_t)(q))))                          \
+        : load_index(ind, kt, (k0) + (q)*ks + c, cn))
+        /* The keys of (r, q) and (r + 1, q) per channel vector, carried from
+         * one q to the next in L1 (channels innermost: sequential reads). */
+        _Alignas(64) int32_t bufa[NHWC_UNROLL * SP_VL];
+        _Alignas(64) int32_t bufb[NHWC_UNROLL * SP_VL];
+        for (size_t c = 0; c < cb; c += SP_VL) {
+          const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+          vi_store_i32(bufa + c, S2_KEY(inda, ka0, tla, 0));
+          vi_store_i32(bufb + c, has_b ? S2_KEY(indb, kb0, tlb, 0) : none);
+        }
+        for (size_t q = 0; q < OW; q++) {
+          const size_t x0 = 2 * q;
+          const int more = q + 1 < OW;
+          const float *dya = io->dy + (pa + q) * YS + c0;
+          const float *dyb = io->dy + (pb + q) * YS + c0;
+          float *p0 = d0 + x0 * XS, *p1 = d1 + x0 * XS;
+          for (size_t c = 0; c < cb; c += SP_VL) {
+            const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+            const vi ka = vi_load_i32(bufa + c), kb = vi_load_i32(bufb + c);
+            const vf da = load_lanes(dya + c, cn);
+            vi kan = none, kbn = none;
+            vf dan = z, dbn = z, db = z;
+            if (more) {
+              kan = S2_KEY(inda, ka0, tla, q + 1);
+              dan = load_lanes(dya + YS + c, cn);
+            }
+            if (has_b) {
+              db = load_lanes(dyb + c, cn);
+              if (more) {
+                kbn = S2_KEY(indb, kb0, tlb, q + 1);
+                dbn = load_lanes(dyb + YS + c, cn);
+              }
+            }
+            vi_store_i32(bufa + c, kan);
+            vi_store_i32(bufb + c, kbn);
+            if (top) {
+              const vf e = vf_add_where(z, vm_eq_i(ka, tg[1][1]), da);
+              vf o = vf_add_where(z, vm_eq_i(ka, tg[1][2]), da);
+              o = vf_add_where(o, vm_eq_i(kan, tg[1][0]), dan);
+              if (x0 < W)
+                store_lanes(p0 + c, e, cn);
+              if (x0 + 1 < W)
+                store_lanes(p0 + XS + c, o, cn);
+            }
+            if (bot) {
+              vf e = vf_add_where(z, vm_eq_i(ka, tg[2][1]), da);
+              e = vf_add_where(e, vm_eq_i(kb, tg[0][1]), db);
+              vf o = vf_add_where(z, vm_eq_i(ka, tg[2][2]), da);
+              o = vf_add_where(o, vm_eq_i(kan, tg[2][0]), dan);
+              o = vf_add_where(o, vm_eq_i(kb, tg[0][2]), db);
+              o = vf_add_where(o, vm_eq_i(kbn, tg[0][0]), dbn);
+              if (x0 < W)
+                store_lanes(p1 + c, e, cn);
+              if (x0 + 1 < W)
+                store_lanes(p1 + XS + c, o, cn);
+            }
+          }
+        }
+#undef S2_KEY
+        if (cov_w < W) { /* columns past the last windows */
+          if (top)
+            zero_px(d0 + cov_w * XS, W - cov_w, cb, XS);
+          if (bot)
+            zero_px(d1 + cov_w * XS, W - cov_w, cb, XS);
         }
       }
     }
@@ -688,14 +874,21 @@ void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  maxpool_bwd_inorder_nhwc(g, io, 1, 1);
+  if (s2_ring_block(g))
+    max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
+  else /* rows too wide for the ring */
+    maxpool_bwd_inorder_nhwc(g, io, 1, 1);
 }
 
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
-    maxpool_bwd_inorder_nhwc(g, io, 0, 1);
-  else
+    max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_U8);
+  else if (!s2_flat_fits(g))
     bwd_scatter_nhwc_flat(g, io);
+  else if (g->index_type == SIMDPOOL_INDEX_I64)
+    max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_I64);
+  else
+    max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_I32);
 }
 
 void SP_FN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {

@@ -194,6 +194,11 @@ static inline vf vf_select(vm m, vf a, vf b) {
   return _mm512_mask_blend_ps(m, a, b);
 }
 
+/* acc + d where m, acc elsewhere (one masked add). */
+static inline vf vf_add_where(vf acc, vm m, vf d) {
+  return _mm512_mask_add_ps(acc, m, acc, d);
+}
+
 static inline vi vi_set1(int32_t v) {
   return _mm512_set1_epi32(v);
 }

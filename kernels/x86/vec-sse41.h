@@ -165,6 +165,12 @@ static inline vf vf_select(vm m, vf a, vf b) {
   return _mm_blendv_ps(a, b, m);
 }
 
+/* acc + (m ? d : +0.0f): equal to acc + d where m, acc elsewhere, for
+ * every acc but -0.0f and a signalling NaN. */
+static inline vf vf_add_where(vf acc, vm m, vf d) {
+  return _mm_add_ps(acc, _mm_and_ps(m, d));
+}
+
 static inline vi vi_set1(int32_t v) {
   return _mm_set1_epi32(v);
 }
