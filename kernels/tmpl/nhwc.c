@@ -474,13 +474,6 @@ SP_HOT void bwd_scatter_nhwc_flat(const sp_geom *g, const sp_io *io) {
     bwd_scatter_nhwc(g, io, 0);
 }
 
-void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (sp_bwd_rows_ok(g))
-    maxpool_bwd_inorder_nhwc(g, io, 1, 0);
-  else
-    maxpool_bwd_nhwc_body(g, io, 0);
-}
-
 /* MAX backward from indices, NHWC, gathered: each dx pixel sums, in output
  * order, the dy of the outputs whose windows cover it and whose indices name
  * it, so dx is written once, without the zeroing pass and the per-tap
@@ -588,6 +581,42 @@ static inline void maxpool_bwd_idx_nhwc_gather(const sp_geom *g,
     canonicalize_dx_nhwc(g, io->dx);
 }
 
+/* From x, the gathered NHWC MAX backward kernels keep the U8 taps of the
+ * output rows a dx row hears from in a ring on the stack: `rows` slots of
+ * NHWC_RING / rows bytes, each output row's taps computed once per channel
+ * block by the forward's four-block fold (its y is not needed). */
+#define NHWC_RING 24576 /* bytes: 24 KiB of stack */
+
+/* The channel block a ring of `rows` slots holds: as many vectors (up to
+ * NHWC_UNROLL) as a slot holds for ow outputs; 0 if not one. */
+static inline size_t ring_block(const sp_geom *g, size_t rows) {
+  const size_t v = NHWC_RING / rows / g->ow / SP_VL;
+  return (v < NHWC_UNROLL ? v : NHWC_UNROLL) * SP_VL;
+}
+
+/* The U8 taps of output row oy, channels [c0, c0 + cb), into slot (cb per
+ * output). gu8: the plan's geometry with index type U8. */
+SP_HOT void ring_fill(const sp_geom *gu8, const float *xn, size_t oy, size_t c0,
+                      size_t cb, uint8_t *slot) {
+  for (size_t ox = 0; ox < gu8->ow; ox++) {
+    const window win = window_at(gu8, oy, ox);
+    _Alignas(64) float ytmp[NHWC_UNROLL * SP_VL];
+    const int k3 = gu8->kh == 3 && gu8->kw == 3 && win.ki0 == 0 &&
+                   win.ki1 == 3 && win.kj0 == 0 && win.kj1 == 3;
+    if (cb == NHWC_UNROLL * SP_VL &&
+        (k3 ? max4_nhwc(gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 1)
+            : max4_nhwc(gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 0)))
+      continue;
+    /* A block with NaN, or a short one: vector by vector. */
+    for (size_t c = 0; c < cb; c += SP_VL) {
+      const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+      vi key;
+      max_block_nhwc(gu8, xn, &win, c0 + c, cn, 1, SIMDPOOL_INDEX_U8, &key);
+      store_index(slot, SIMDPOOL_INDEX_U8, ox * cb + c, key, cn);
+    }
+  }
+}
+
 /* MAX backward from indices, NHWC, 3x3/s1/p1 with same-size planes
  * (GoogLeNet's and Inception's pools), gathered: dx pixel p = (iy, ix)
  * hears from the outputs (iy + a - 1, ix + b - 1) inside the plane, in
@@ -607,37 +636,48 @@ static inline int nhwc3x3s1_fits(const sp_geom *g) {
          g->ow == g->w;
 }
 
-/* Lanes [c, c + cn) of a dx pixel from its nv covering outputs o[] (pixel
- * numbers in the tensor), in output order, with the index values val[]
- * that name the pixel in their windows. it: the index type. */
-SP_HOT vf nhwc3_sum(const sp_io *io, simdpool_index_type it, size_t C,
-                    size_t YS, const size_t *o, const int32_t *val, size_t nv,
-                    size_t c, size_t cn) {
+/* Lanes [off, off + cn) of a dx pixel past the channel base of each of
+ * its nv covering outputs (key element oi[k] in ind, dy element od[k]), in
+ * output order, where the key is val[k]. kt: the key type. */
+SP_HOT vf nhwc3_sum(const void *ind, simdpool_index_type kt, const float *dy,
+                    const size_t *oi, const size_t *od, const int32_t *val,
+                    size_t nv, size_t off, size_t cn) {
   vf acc = vf_zero();
   for (size_t k = 0; k < nv; k++) {
     const vm hit =
-        vm_eq_i(load_index(io->indices, it, o[k] * C + c, cn), vi_set1(val[k]));
-    acc = vf_add_where(acc, hit, load_lanes(io->dy + o[k] * YS + c, cn));
+        vm_eq_i(load_index(ind, kt, oi[k] + off, cn), vi_set1(val[k]));
+    acc = vf_add_where(acc, hit, load_lanes(dy + od[k] + off, cn));
   }
   return acc;
 }
 
-SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io) {
+SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
+                                 simdpool_index_type it) {
   const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
-  const size_t CB = NHWC_UNROLL * SP_VL;
+  const int from_x = it == SIMDPOOL_INDEX_NONE;
+  const size_t CB = from_x ? ring_block(g, 3) : NHWC_UNROLL * SP_VL;
+  const size_t RS = NHWC_RING / 3; /* a ring slot */
+  _Alignas(64) uint8_t ring[NHWC_RING];
+  sp_geom gu8 = *g; /* from x: the forward's folds writing U8 taps */
+  gu8.index_type = SIMDPOOL_INDEX_U8;
+  const void *ind = from_x ? (const void *)ring : io->indices;
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
     /* The output rows that reach the band: their dy, tested once. */
     const size_t oy0 = R0 ? R0 - 1 : 0, oy1 = R1 < H ? R1 + 1 : H;
     for (size_t oy = oy0; oy < oy1; oy++)
       finite &= dy_row_finite(g, io, n, oy);
+    const float *xn = from_x ? io->x + n * H * W * XS : NULL;
     for (size_t c0 = 0; c0 < C; c0 += CB) {
       const size_t cb = C - c0 < CB ? C - c0 : CB;
+      size_t filled = oy0; /* from x: output rows [.., filled) in the ring */
       for (size_t iy = R0; iy < R1; iy++) {
+        for (; from_x && filled < oy1 && filled <= iy + 1; filled++)
+          ring_fill(&gu8, xn, filled, c0, cb, ring + (filled % 3) * RS);
         for (size_t ix = 0; ix < W; ix++) {
           const size_t p = iy * W + ix;
-          size_t o[9];
+          size_t oi[9], od[9];
           int32_t val[9];
           size_t nv = 0;
           for (size_t a = 0; a < 3; a++) {
@@ -646,22 +686,25 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io) {
             for (size_t b = 0; b < 3; b++) {
               if (ix + b < 1 || ix + b - 1 >= W)
                 continue;
-              o[nv] = n * H * W + (iy + a - 1) * W + ix + b - 1;
+              const size_t oy = iy + a - 1, ox = ix + b - 1;
+              const size_t o = (n * H + oy) * W + ox;
+              oi[nv] = from_x ? (oy % 3) * RS + ox * cb : o * C + c0;
+              od[nv] = o * YS + c0;
               val[nv++] = (int32_t)(8 - (3 * a + b));
             }
           }
           float *d = io->dx + (n * H * W + p) * XS + c0;
-          if (cb == CB) {
+          if (cb == NHWC_UNROLL * SP_VL) {
             for (size_t v = 0; v < NHWC_UNROLL; v++)
               vf_store(d + v * SP_VL,
-                       nhwc3_sum(io, SIMDPOOL_INDEX_U8, C, YS, o, val, nv,
-                                 c0 + v * SP_VL, SP_VL));
+                       nhwc3_sum(ind, SIMDPOOL_INDEX_U8, io->dy, oi, od, val,
+                                 nv, v * SP_VL, SP_VL));
           } else {
             for (size_t c = 0; c < cb; c += SP_VL) {
               const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
               store_lanes(d + c,
-                          nhwc3_sum(io, SIMDPOOL_INDEX_U8, C, YS, o, val, nv,
-                                    c0 + c, cn),
+                          nhwc3_sum(ind, SIMDPOOL_INDEX_U8, io->dy, oi, od, val,
+                                    nv, c, cn),
                           cn);
             }
           }
@@ -692,15 +735,6 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io) {
  * two rows. Pixels no window covers get +0.0f. Writes only dx rows
  * [row0, row1) (the parallel split's row bands). it: the index type, NONE
  * for from x; a compile-time constant. */
-#define S2_RING 16384 /* bytes of U8 taps per ring row: 32 KiB of stack */
-
-/* The channel block of the from-x ring: as many vectors (up to
- * NHWC_UNROLL) as a ring row holds for ow outputs; 0 if not one. */
-static inline size_t s2_ring_block(const sp_geom *g) {
-  const size_t v = S2_RING / g->ow / SP_VL;
-  return (v < NHWC_UNROLL ? v : NHWC_UNROLL) * SP_VL;
-}
-
 /* Whether the gather takes this plan's flat keys (SP_FLAT_GATHER); their
  * tap offsets are distinct when w >= 3. */
 static inline int s2_flat_fits(const sp_geom *g) {
@@ -714,7 +748,8 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
   const int from_x = it == SIMDPOOL_INDEX_NONE;
   const int flat = it == SIMDPOOL_INDEX_I32 || it == SIMDPOOL_INDEX_I64;
-  const size_t CB = from_x ? s2_ring_block(g) : NHWC_UNROLL * SP_VL;
+  const size_t CB = from_x ? ring_block(g, 2) : NHWC_UNROLL * SP_VL;
+  const size_t RS = NHWC_RING / 2; /* a ring slot */
   const size_t cov_w = 2 * OW < W ? 2 * OW : W;
   vi tg[3][3]; /* each tap's key */
   for (size_t ki = 0; ki < 3; ki++)
@@ -722,7 +757,7 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
       tg[ki][kj] = vi_set1((int32_t)(flat ? ki * W + kj : 3 * ki + kj));
   const vf z = vf_zero();
   const vi none = vi_set1(-1);
-  _Alignas(64) uint8_t ring[2][S2_RING];
+  _Alignas(64) uint8_t ring[NHWC_RING];
   sp_geom gu8 = *g; /* from x: the forward's folds writing U8 taps */
   gu8.index_type = SIMDPOOL_INDEX_U8;
   int finite = 1;
@@ -747,37 +782,18 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
           continue;
         }
         const int has_b = bot && r + 1 < OH;
-        for (; from_x && filled <= r + (size_t)has_b; filled++) {
-          uint8_t *slot = ring[filled & 1];
-          for (size_t ox = 0; ox < OW; ox++) {
-            const window win = window_at(g, filled, ox);
-            /* The forward's four-block fold where it applies (its y is
-             * not needed); blocks with NaN, or a short block, per vector. */
-            _Alignas(64) float ytmp[NHWC_UNROLL * SP_VL];
-            const int k3 =
-                win.ki0 == 0 && win.ki1 == 3 && win.kj0 == 0 && win.kj1 == 3;
-            if (cb == NHWC_UNROLL * SP_VL &&
-                (k3 ? max4_nhwc(&gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 1)
-                    : max4_nhwc(&gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 0)))
-              continue;
-            for (size_t c = 0; c < cb; c += SP_VL) {
-              const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
-              vi key;
-              max_block_nhwc(g, xn, &win, c0 + c, cn, 1, SIMDPOOL_INDEX_U8,
-                             &key);
-              store_index(slot, SIMDPOOL_INDEX_U8, ox * cb + c, key, cn);
-            }
-          }
-        }
+        for (; from_x && filled <= r + (size_t)has_b; filled++)
+          ring_fill(&gu8, xn, filled, c0, cb, ring + (filled & 1) * RS);
         /* Outputs (r, q) and (r + 1, q): their dy pixels, and where their
          * keys are (index element of channel c0, the step per q). */
         const size_t pa = (n * OH + r) * OW, pb = pa + OW;
         const size_t ks = from_x ? cb : C;
         const size_t ka0 = from_x ? 0 : pa * C + c0;
         const size_t kb0 = from_x ? 0 : pb * C + c0;
-        const void *inda = from_x ? (const void *)ring[r & 1] : io->indices;
+        const void *inda =
+            from_x ? (const void *)(ring + (r & 1) * RS) : io->indices;
         const void *indb =
-            from_x ? (const void *)ring[(r + 1) & 1] : io->indices;
+            from_x ? (const void *)(ring + ((r + 1) & 1) * RS) : io->indices;
         const simdpool_index_type kt = from_x ? SIMDPOOL_INDEX_U8 : it;
         /* Top-left positions of the windows of (r, 0) and (r + 1, 0). */
         const int32_t tla = (int32_t)(2 * r * W) - (int32_t)W - 1;
@@ -858,9 +874,18 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
       canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
 
+void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (nhwc3x3s1_fits(g) && ring_block(g, 3))
+    max3x3s1_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
+  else if (sp_bwd_rows_ok(g))
+    maxpool_bwd_inorder_nhwc(g, io, 1, 0);
+  else
+    maxpool_bwd_nhwc_body(g, io, 0);
+}
+
 void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
   if (nhwc3x3s1_fits(g) && g->index_type == SIMDPOOL_INDEX_U8) {
-    max3x3s1_nhwc_gather(g, io);
+    max3x3s1_nhwc_gather(g, io, SIMDPOOL_INDEX_U8);
     return;
   }
   if (g->index_type != SIMDPOOL_INDEX_U8)
@@ -874,7 +899,7 @@ void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (s2_ring_block(g))
+  if (ring_block(g, 2))
     max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
   else /* rows too wide for the ring */
     maxpool_bwd_inorder_nhwc(g, io, 1, 1);
