@@ -184,6 +184,16 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
   default:
     break;
   }
+  if (rnd() % 8 == 0) {
+    /* The frameworks' 3x3 windows with pad 1 (stride 1 keeps the size):
+     * the general kernels route them to paths of their own. */
+    d->kernel_h = d->kernel_w = 3;
+    d->stride_h = d->stride_w = rnd_range(1, 2);
+    d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 1;
+    d->count_include_pad = (int)rnd_range(0, 1);
+    d->p = 2.0f;
+    return;
+  }
   d->stride_h = rnd_range(1, 4);
   d->stride_w = rnd_range(1, 4);
   d->dilation_h = rnd() % 4 ? 1 : rnd_range(2, 3);

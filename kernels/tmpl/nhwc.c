@@ -651,6 +651,24 @@ SP_HOT vf nhwc3_sum(const void *ind, simdpool_index_type kt, const float *dy,
   return acc;
 }
 
+/* The cb channels of a dx pixel from its covering outputs (nhwc3_sum). */
+SP_HOT void s1_store(float *d, const void *ind, const float *dy,
+                     const size_t *oi, const size_t *od, const int32_t *val,
+                     size_t nv, size_t cb) {
+  if (cb == NHWC_UNROLL * SP_VL) {
+    for (size_t v = 0; v < NHWC_UNROLL; v++)
+      vf_store(d + v * SP_VL, nhwc3_sum(ind, SIMDPOOL_INDEX_U8, dy, oi, od, val,
+                                        nv, v * SP_VL, SP_VL));
+    return;
+  }
+  for (size_t c = 0; c < cb; c += SP_VL) {
+    const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+    store_lanes(d + c,
+                nhwc3_sum(ind, SIMDPOOL_INDEX_U8, dy, oi, od, val, nv, c, cn),
+                cn);
+  }
+}
+
 SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
                                  simdpool_index_type it) {
   const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
@@ -675,39 +693,56 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
       for (size_t iy = R0; iy < R1; iy++) {
         for (; from_x && filled < oy1 && filled <= iy + 1; filled++)
           ring_fill(&gu8, xn, filled, c0, cb, ring + (filled % 3) * RS);
+        /* Where output row iy + a - 1's keys and dy start (channel c0). */
+        size_t rki[3], rkd[3];
+        for (size_t a = 0; a < 3; a++) {
+          const size_t oy = iy + a - 1; /* wraps for iy = 0, a = 0: unused */
+          rki[a] = from_x ? (oy % 3) * RS : (n * H + oy) * W * C + c0;
+          rkd[a] = (n * H + oy) * W * YS + c0;
+        }
+        const size_t ks = from_x ? cb : C; /* key step per output pixel */
+        const int inner_row = iy >= 1 && iy + 1 < H;
+        float *drow = io->dx + (n * H + iy) * W * XS + c0;
         for (size_t ix = 0; ix < W; ix++) {
-          const size_t p = iy * W + ix;
           size_t oi[9], od[9];
           int32_t val[9];
           size_t nv = 0;
+          if (inner_row && ix >= 1 && ix + 1 < W && cb == NHWC_UNROLL * SP_VL) {
+            /* All nine covering outputs, a full channel block (most
+             * pixels): three key rows and three dy rows, each output a
+             * fixed step further on. */
+            const uint8_t *kr[3];
+            const float *yr[3];
+            for (size_t a = 0; a < 3; a++) {
+              kr[a] = (const uint8_t *)ind + rki[a] + (ix - 1) * ks;
+              yr[a] = io->dy + rkd[a] + (ix - 1) * YS;
+            }
+            float *d = drow + ix * XS;
+            for (size_t v = 0; v < NHWC_UNROLL * SP_VL; v += SP_VL) {
+              vf acc = vf_zero();
+              for (size_t a = 0; a < 3; a++)
+                for (size_t b = 0; b < 3; b++)
+                  acc =
+                      vf_add_where(acc,
+                                   vm_eq_i(vi_load_u8(kr[a] + b * ks + v),
+                                           vi_set1((int32_t)(8 - (3 * a + b)))),
+                                   vf_load(yr[a] + b * YS + v));
+              vf_store(d + v, acc);
+            }
+            continue;
+          }
           for (size_t a = 0; a < 3; a++) {
             if (iy + a < 1 || iy + a - 1 >= H)
               continue;
             for (size_t b = 0; b < 3; b++) {
               if (ix + b < 1 || ix + b - 1 >= W)
                 continue;
-              const size_t oy = iy + a - 1, ox = ix + b - 1;
-              const size_t o = (n * H + oy) * W + ox;
-              oi[nv] = from_x ? (oy % 3) * RS + ox * cb : o * C + c0;
-              od[nv] = o * YS + c0;
+              oi[nv] = rki[a] + (ix + b - 1) * ks;
+              od[nv] = rkd[a] + (ix + b - 1) * YS;
               val[nv++] = (int32_t)(8 - (3 * a + b));
             }
           }
-          float *d = io->dx + (n * H * W + p) * XS + c0;
-          if (cb == NHWC_UNROLL * SP_VL) {
-            for (size_t v = 0; v < NHWC_UNROLL; v++)
-              vf_store(d + v * SP_VL,
-                       nhwc3_sum(ind, SIMDPOOL_INDEX_U8, io->dy, oi, od, val,
-                                 nv, v * SP_VL, SP_VL));
-          } else {
-            for (size_t c = 0; c < cb; c += SP_VL) {
-              const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
-              store_lanes(d + c,
-                          nhwc3_sum(ind, SIMDPOOL_INDEX_U8, io->dy, oi, od, val,
-                                    nv, c, cn),
-                          cn);
-            }
-          }
+          s1_store(drow + ix * XS, ind, io->dy, oi, od, val, nv, cb);
         }
       }
     }
