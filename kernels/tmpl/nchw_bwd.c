@@ -506,10 +506,13 @@ SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
  * window is centred on input position o, so dx element p hears from
  * outputs p + d for the nine d of {-w, 0, w} + {-1, 0, 1}, ascending d
  * being output order, and the plane is one flat row without per-row work.
- * Keys are flat positions (U8 taps become o + (t/3 - 1) * w + t%3 - 1).
- * A d that wraps a row names an output whose window lies in the last (or
- * first) two columns, so its key can never name p's column 0 (w - 1) when
- * w >= 3; outputs before and after the plane read the padding: key -1. */
+ * Output p + d names p when its key is p's flat position or, for U8, the
+ * tap 8 - j of the j-th d (its window sees p at row 2 - j/3, column 2 -
+ * j%3). A d that wraps a row names an output whose window lies in the last
+ * (or first) two columns: its key can never name p's column 0 (w - 1) when
+ * w >= 3, and the tap 8 - j would be a padding column, which no valid
+ * index names. Outputs before and after the plane read the padding: key
+ * -1. */
 #define PLANE3_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
 
 static inline size_t plane3_lead(const sp_geom *g) {
@@ -521,16 +524,6 @@ static inline int plane3_fits(const sp_geom *g) {
          g->dw == 1 && g->pt == 1 && g->pl == 1 && g->oh == g->h &&
          g->ow == g->w && g->w >= 3 &&
          2 * plane3_lead(g) + g->h * g->w + SP_VL <= PLANE3_SCRATCH;
-}
-
-/* U8 tap numbers of a 3x3 window (validated: 0..8) as offsets from the
- * window's centre in a plane of width w. */
-SP_HOT vi tap3_offset(vi t, int32_t w) {
-  vi r = vi_set1(-w - 1);
-  for (int32_t k = 1; k < 9; k++)
-    r = vi_select(vm_eq_i(t, vi_set1(k)), r,
-                  vi_set1((k / 3 - 1) * w + k % 3 - 1));
-  return r;
 }
 
 /* it: the key type, a compile-time constant. */
@@ -553,9 +546,7 @@ SP_HOT void max3x3s1_plane_gather(const sp_geom *g, const sp_io *io,
       const size_t ob = sp_plane_of(g, n, c, g->oh, g->ow).base;
       for (size_t o = 0; o < hw; o += SP_VL) {
         const size_t cnt = hw - o < SP_VL ? hw - o : SP_VL;
-        vi k = load_index(io->indices, it, ob + o, cnt);
-        if (it == SIMDPOOL_INDEX_U8)
-          k = vi_add(vi_ramp((int32_t)o, 1), tap3_offset(k, (int32_t)W));
+        const vi k = load_index(io->indices, it, ob + o, cnt);
         store_index(keys + lead, SIMDPOOL_INDEX_I32, o, k, cnt);
         store_lanes(dys + lead + o, load_lanes(io->dy + ob + o, cnt), cnt);
       }
@@ -567,7 +558,8 @@ SP_HOT void max3x3s1_plane_gather(const sp_geom *g, const sp_io *io,
         vf acc = z;
         for (int j = 0; j < 9; j++) {
           const size_t e = (size_t)((ptrdiff_t)(lead + p) + d[j]);
-          acc = vf_add_where(acc, vm_eq_i(vi_load_i32(keys + e), pos),
+          const vi name = it == SIMDPOOL_INDEX_U8 ? vi_set1(8 - j) : pos;
+          acc = vf_add_where(acc, vm_eq_i(vi_load_i32(keys + e), name),
                              vf_load(dys + e));
         }
         store_lanes(dxp + p, acc, cnt);
