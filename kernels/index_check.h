@@ -317,26 +317,37 @@ static inline int ic_u8_run_ok(const uint8_t *v, size_t n, uint32_t kb,
   return ok;
 }
 
-/* U8 tap numbers, NCHW, windows of at most 32 taps: each output position's
- * valid taps as a bit mask, built once per call (a plane of at most
- * IC_U8_TABLE outputs), then one pass per plane that compilers vectorise
- * (variable shifts): t is valid iff t < kh*kw and bit t of its position's
- * mask is set. */
-#define IC_U8_TABLE 4096 /* 16 KiB of stack */
+/* U8 tap numbers, NCHW, windows of at most 32 taps: tap a*kw + b of output
+ * (oy, ox) is valid iff its row a is valid for oy and its column b for ox,
+ * so each position's valid taps are the bit mask row(oy) & col(ox) (every
+ * column of the valid rows, every row of the valid columns): the column
+ * masks once, then the table of a plane of at most IC_U8_TABLE positions
+ * one AND each (built per call: a parallel chunk of one plane builds it
+ * too, and building it tap by tap had cost more than such a chunk's
+ * check). Then one pass per plane that compilers vectorise (variable
+ * shifts): t is valid iff t < kh*kw and its bit of the mask is set. */
+#define IC_U8_TABLE 4096 /* positions: 16 KiB of stack, and as much for cols   \
+                          */
 static inline int ic_u8_nchw_ok(const sp_geom *g, const uint8_t *v) {
   const size_t ohw = g->oh * g->ow;
   const uint32_t taps = (uint32_t)(g->kh * g->kw);
-  uint32_t allowed[IC_U8_TABLE];
-  for (size_t oy = 0, i = 0; oy < g->oh; oy++) {
-    const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
-    for (size_t ox = 0; ox < g->ow; ox++, i++) {
-      const ic_taps col = ic_taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
-      uint32_t m = 0;
-      for (size_t a = row.k0; a < row.k0 + row.count; a++)
-        for (size_t b = col.k0; b < col.k0 + col.count; b++)
-          m |= 1u << (a * g->kw + b);
-      allowed[i] = m;
-    }
+  uint32_t cols[IC_U8_TABLE], allowed[IC_U8_TABLE];
+  for (size_t ox = 0; ox < g->ow; ox++) {
+    const ic_taps c = ic_taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
+    uint32_t m = 0;
+    for (size_t a = 0; a < g->kh; a++)
+      for (size_t b = c.k0; b < c.k0 + c.count; b++)
+        m |= 1u << (a * g->kw + b);
+    cols[ox] = m;
+  }
+  for (size_t oy = 0; oy < g->oh; oy++) {
+    const ic_taps r = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
+    uint32_t rm = 0;
+    for (size_t a = r.k0; a < r.k0 + r.count; a++)
+      for (size_t b = 0; b < g->kw; b++)
+        rm |= 1u << (a * g->kw + b);
+    for (size_t ox = 0; ox < g->ow; ox++)
+      allowed[oy * g->ow + ox] = rm & cols[ox];
   }
   uint32_t miss = 0;
   uint8_t top = 0;
