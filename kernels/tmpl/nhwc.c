@@ -233,6 +233,18 @@ static inline int dy_row_finite(const sp_geom *g, const sp_io *io, size_t n,
                        g->ys);
 }
 
+/* The output rows [*oy0, *oy1) whose windows reach dx rows [r0, r1) of
+ * batch n; returns whether all their dy are finite. */
+static inline int band_dy_finite(const sp_geom *g, const sp_io *io, size_t n,
+                                 size_t r0, size_t r1, size_t *oy0,
+                                 size_t *oy1) {
+  rows_covering(g, r0, r1, oy0, oy1);
+  int finite = 1;
+  for (size_t oy = *oy0; oy < *oy1; oy++)
+    finite &= dy_row_finite(g, io, n, oy);
+  return finite;
+}
+
 /* MAX backward, NHWC: outputs in order; each output adds dy to the tap its
  * lanes' winners name (adding +0.0f elsewhere changes nothing: dx is never
  * -0.0f). `from_indices` reads winners, else recomputes them from x. */
@@ -682,10 +694,8 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
   const void *ind = from_x ? (const void *)ring : io->indices;
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
-    /* The output rows that reach the band: their dy, tested once. */
-    const size_t oy0 = R0 ? R0 - 1 : 0, oy1 = R1 < H ? R1 + 1 : H;
-    for (size_t oy = oy0; oy < oy1; oy++)
-      finite &= dy_row_finite(g, io, n, oy);
+    size_t oy0, oy1; /* the output rows that reach the band */
+    finite &= band_dy_finite(g, io, n, R0, R1, &oy0, &oy1);
     const float *xn = from_x ? io->x + n * H * W * XS : NULL;
     for (size_t c0 = 0; c0 < C; c0 += CB) {
       const size_t cb = C - c0 < CB ? C - c0 : CB;
@@ -798,9 +808,7 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
   int finite = 1;
   for (size_t n = 0; n < g->n; n++) {
     size_t oy0, oy1; /* the output rows that reach the band */
-    rows_covering(g, R0, R1, &oy0, &oy1);
-    for (size_t oy = oy0; oy < oy1; oy++)
-      finite &= dy_row_finite(g, io, n, oy);
+    finite &= band_dy_finite(g, io, n, R0, R1, &oy0, &oy1);
     const float *xn = from_x ? io->x + n * H * W * XS : NULL;
     for (size_t c0 = 0; c0 < C; c0 += CB) {
       const size_t cb = C - c0 < CB ? C - c0 : CB;
