@@ -81,10 +81,6 @@ static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
   out[2] = vreinterpretq_f32_f64(vtrn2q_f64(a, c));
   out[3] = vreinterpretq_f32_f64(vtrn2q_f64(b, d));
 }
-/* (a1 a2 a3 b0): a moved down one lane, b's first lane shifted in. */
-static inline vf vf_shift1(vf a, vf b) {
-  return vextq_f32(a, b, 1);
-}
 /* Splits a = (x0..x3), b = (x4..x7) into even (x0 x2 x4 x6) and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   *even = vuzp1q_f32(a, b);

@@ -75,13 +75,6 @@ static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
     SP_X86_TRANSPOSE4(_mm256, r, out + 4 * h);
   }
 }
-/* (a1 .. a7 b0): a moved down one lane, b's first lane shifted in. The
- * byte shift works per 128-bit lane, so its upper source is (a_hi b_lo). */
-static inline vf vf_shift1(vf a, vf b) {
-  const __m256 t = _mm256_permute2f128_ps(a, b, 0x21);
-  return _mm256_castsi256_ps(
-      _mm256_alignr_epi8(_mm256_castps_si256(t), _mm256_castps_si256(a), 4));
-}
 /* Splits a = (x0..x7), b = (x8..x15) into even (x0 x2 .. x14) and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));

@@ -80,11 +80,6 @@ static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
     SP_X86_TRANSPOSE4(_mm512, r, out + 4 * q);
   }
 }
-/* (a1 .. a15 b0): a moved down one lane, b's first lane shifted in. */
-static inline vf vf_shift1(vf a, vf b) {
-  return _mm512_castsi512_ps(
-      _mm512_alignr_epi32(_mm512_castps_si512(b), _mm512_castps_si512(a), 1));
-}
 /* Splits a = (x0..x15), b = (x16..x31) into even and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,

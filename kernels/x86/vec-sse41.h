@@ -66,11 +66,6 @@ static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
                    _mm_loadu_ps(p + 2 * s), _mm_loadu_ps(p + 3 * s)};
   SP_X86_TRANSPOSE4(_mm, r, out);
 }
-/* (a1 a2 a3 b0): a moved down one lane, b's first lane shifted in. */
-static inline vf vf_shift1(vf a, vf b) {
-  return _mm_castsi128_ps(
-      _mm_alignr_epi8(_mm_castps_si128(b), _mm_castps_si128(a), 4));
-}
 /* Splits a = (x0..x3), b = (x4..x7) into even (x0 x2 x4 x6) and odd lanes. */
 static inline void vf_deinterleave(vf a, vf b, vf *even, vf *odd) {
   *even = _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
