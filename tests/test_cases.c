@@ -1539,6 +1539,29 @@ START_TEST(test_zeros_and_negzero_dy) {
   d.p = 2.0f;
   golden p2 = gold("dy -0 lp p=2", d, 1, 2, px, p2y, NULL, NULL, ndy, zero8);
   run_golden(&p2, isa);
+
+  /* AVG 3x3/s1/pad 1 on a 4x5 plane (Inception's pool, where every dx
+   * element hears from up to nine outputs): x = 9 everywhere, dy = -0.0
+   * everywhere. Pad not counted: each y = 9k / k = 9. Pad counted: y = 9k
+   * / 9 = k, the valid taps: 4 at the corners, 6 along the edges, 9
+   * inside. Every share is -0 / k = -0 and every dx = 0.0f + -0.0f + ...
+   * = +0.0, never -0.0. */
+  float nx20[20], ndy20[20], zero20[20], y9[20], yk[20];
+  for (size_t i = 0; i < 20; i++) {
+    const size_t r = i / 5, c = i % 5;
+    nx20[i] = 9.0f;
+    ndy20[i] = -0.0f;
+    zero20[i] = 0.0f;
+    y9[i] = 9.0f;
+    yk[i] = (float)((r == 0 || r == 3 ? 2 : 3) * (c == 0 || c == 4 ? 2 : 3));
+  }
+  d = with_pads(mk(SIMDPOOL_AVG, 1, 1, 4, 5, 3, 3, 1, 1), 1, 1, 1, 1);
+  golden a3 = gold("3x3/s1 avg, dy -0, pad not counted", with_cip(d, 0), 4, 5,
+                   nx20, y9, NULL, NULL, ndy20, zero20);
+  run_golden(&a3, isa);
+  golden a3c = gold("3x3/s1 avg, dy -0, pad counted", d, 4, 5, nx20, yk, NULL,
+                    NULL, ndy20, zero20);
+  run_golden(&a3c, isa);
 }
 END_TEST
 

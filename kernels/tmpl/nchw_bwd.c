@@ -247,8 +247,9 @@ SP_HOT void bwd_scatter_nchw_flat(const sp_geom *g, const sp_io *io) {
     bwd_scatter_nchw(g, io, 0);
 }
 
-/* AVG backward, NCHW, overlapping rows with stride 1 along them (the
- * Inception 3x3/s1/pad 1), undilated: gathered. Each output row's shares
+/* AVG backward, NCHW, overlapping rows with stride 1 along them,
+ * undilated (3x3/s1/pad 1 planes that fit take the plane gather below):
+ * gathered. Each output row's shares
  * dy / divisor are computed once, as vectors, into a ring of the output rows
  * that cover the current input row (each row padded with +0.0f where an
  * output column falls outside [0, ow)); then each dx vector sums, in output
@@ -380,9 +381,134 @@ SP_HOT void avgpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
     canonicalize(io->dx, in_count(g));
 }
 
+/* AVG backward, 3x3/s1/pad 1 on same-size planes (Inception's pools), a
+ * plane at a time as one flat row: the window of output p is centred on
+ * input position p, so dx element p sums the shares dy / divisor of the
+ * outputs p + d for d in {-w, 0, w} + {-1, 0, 1}, ascending d being output
+ * order. A d with -1 at column 0 wraps to the last column of the
+ * row above, one with +1 at column w - 1 to the first of the row below,
+ * so the values go into the scratch three times: as they are (for the d
+ * of column offset 0), with their last column +0 (read by offset -1) and
+ * with their first column +0 (offset +1); lead floats of +0 before and
+ * after stand for the rows outside the plane. A +0 changes no sum that is
+ * not -0, and the sums are made +0-first as the reference's. Each share is
+ * computed once, each dx vector stored once. Divisors are per position,
+ * sp_avg_divisor's, with their reciprocals for the exact fast division.
+ * On Inception's planes it measured 1.6x (35x35) to 5.3x (2048 planes of
+ * 8x8) faster than the ring gather above, whose per-row work dominates
+ * short rows. (The forward on the same scratch measured 0.85x the row
+ * kernel of tmpl/nchw_3x3s1.c: this is backward only.) */
+#define PLANE3_AVG 1536 /* floats per array: 36 KiB of stack in all */
+
+typedef struct avgp3 {
+  _Alignas(64) float s[3][PLANE3_AVG]; /* as is; last column +0; first +0 */
+  _Alignas(64) float d[PLANE3_AVG];    /* each position's divisor */
+  _Alignas(64) float r[PLANE3_AVG];    /* RN(1 / d) */
+  _Alignas(64) int32_t col[PLANE3_AVG];
+  size_t w, hw, lead;
+} avgp3;
+
+/* The plane gathers' geometry (AVG here, MAX below): 3x3/s1/pad 1 with
+ * same-size planes; lead elements before and after a plane in the scratch
+ * (the rows outside it), and whether a plane with them fits cap. */
+static inline int plane3_shape(const sp_geom *g) {
+  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+         g->dw == 1 && g->pt == 1 && g->pl == 1 && g->oh == g->h &&
+         g->ow == g->w;
+}
+
+static inline size_t plane3_lead(const sp_geom *g) {
+  return round_up(g->w + 1, SP_VL);
+}
+
+static inline int plane3_room(const sp_geom *g, size_t cap) {
+  return 2 * plane3_lead(g) + g->h * g->w + SP_VL <= cap;
+}
+
+static inline int avgp3_fits(const sp_geom *g) {
+  return plane3_shape(g) && plane3_room(g, PLANE3_AVG);
+}
+
+/* Once per call: +0 scratch, the divisors and the columns. */
+static inline void avgp3_init(const sp_geom *g, avgp3 *a) {
+  a->w = g->w;
+  a->hw = g->h * g->w;
+  a->lead = plane3_lead(g);
+  const size_t end = 2 * a->lead + a->hw + SP_VL;
+  for (size_t k = 0; k < 3; k++)
+    for (size_t i = 0; i < end; i++)
+      a->s[k][i] = 0.0f;
+  for (size_t p = 0; p < a->hw + SP_VL; p++) {
+    const int in = p < a->hw;
+    a->d[p] = in ? sp_avg_divisor(g, p / g->w, p % g->w) : 1.0f;
+    a->r[p] = 1.0f / a->d[p];
+    a->col[p] = in ? (int32_t)(p % g->w) : -1;
+  }
+}
+
+/* The divisors of positions [o, o + SP_VL): integers of 1 to 9. */
+static inline divisor avgp3_divisor(const avgp3 *a, size_t o) {
+  const divisor v = {vf_load(a->d + o), vf_load(a->r + o), SP_DIV_EXACT};
+  return v;
+}
+
+/* Values v of positions [o, o + cnt) into the three copies. */
+SP_HOT void avgp3_put(avgp3 *a, size_t o, vf v, size_t cnt) {
+  const vi c = vi_load_i32(a->col + o);
+  const vf z = vf_zero();
+  store_lanes(a->s[0] + a->lead + o, v, cnt);
+  store_lanes(a->s[1] + a->lead + o,
+              vf_select(vm_eq_i(c, vi_set1((int32_t)a->w - 1)), v, z), cnt);
+  store_lanes(a->s[2] + a->lead + o, vf_select(vm_eq_i(c, vi_set1(0)), v, z),
+              cnt);
+}
+
+/* The nine values' sum at positions [p, p + SP_VL), ascending d, from the
+ * first term on (not +0-first). */
+SP_HOT vf avgp3_sum(const avgp3 *a, size_t p) {
+  const size_t W = a->w;
+  const float *const m = a->s[0] + a->lead + p;
+  const float *const l = a->s[1] + a->lead + p - 1;
+  const float *const r = a->s[2] + a->lead + p + 1;
+  vf acc = vf_add(vf_load(l - W), vf_load(m - W));
+  acc = vf_add(acc, vf_load(r - W));
+  acc = vf_add(acc, vf_load(l));
+  acc = vf_add(acc, vf_load(m));
+  acc = vf_add(acc, vf_load(r));
+  acc = vf_add(acc, vf_load(l + W));
+  acc = vf_add(acc, vf_load(m + W));
+  return vf_add(acc, vf_load(r + W));
+}
+
+SP_HOT void avgpool_bwd_plane3(const sp_geom *g, const sp_io *io) {
+  avgp3 a;
+  avgp3_init(g, &a);
+  const size_t hw = a.hw;
+  const vf z = vf_zero();
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const float *dyp = io->dy + sp_plane_of(g, n, c, g->oh, g->ow).base;
+      float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      for (size_t o = 0; o < hw; o += SP_VL) {
+        const size_t cnt = hw - o < SP_VL ? hw - o : SP_VL;
+        const divisor dv = avgp3_divisor(&a, o);
+        avgp3_put(&a, o, div_by(load_lanes(dyp + o, cnt), &dv), cnt);
+      }
+      for (size_t p = 0; p < hw; p += SP_VL) {
+        const size_t cnt = hw - p < SP_VL ? hw - p : SP_VL;
+        store_lanes(dxp + p, vf_add(z, avgp3_sum(&a, p)), cnt);
+      }
+    }
+  }
+  if (!all_finite(io->dy, out_count(g)))
+    canonicalize(io->dx, in_count(g));
+}
+
 void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   gather_ring r;
-  if (avg_ring_of(g, &r)) /* stride 1 along overlapping rows */
+  if (avgp3_fits(g))
+    avgpool_bwd_plane3(g, io);
+  else if (avg_ring_of(g, &r)) /* stride 1 along overlapping rows */
     avgpool_bwd_nchw_gather(g, io, &r);
   else
     bwd_nchw_body(g, io, BWD_AVG);
@@ -515,15 +641,8 @@ SP_HOT void maxpool_bwd_nchw_gather(const sp_geom *g, const sp_io *io,
  * -1. */
 #define PLANE3_SCRATCH 4096 /* keys and dy each: 32 KiB of stack */
 
-static inline size_t plane3_lead(const sp_geom *g) {
-  return round_up(g->w + 1, SP_VL);
-}
-
 static inline int plane3_fits(const sp_geom *g) {
-  return g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
-         g->dw == 1 && g->pt == 1 && g->pl == 1 && g->oh == g->h &&
-         g->ow == g->w && g->w >= 3 &&
-         2 * plane3_lead(g) + g->h * g->w + SP_VL <= PLANE3_SCRATCH;
+  return plane3_shape(g) && g->w >= 3 && plane3_room(g, PLANE3_SCRATCH);
 }
 
 /* it: the key type, a compile-time constant. */
