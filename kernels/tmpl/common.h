@@ -265,6 +265,15 @@ static inline divisor divisor_const(float d) {
   return v;
 }
 
+/* The divisor k (a count of taps, >= 0) without a vector division: the
+ * bits of divisor_set1((float)k). */
+static inline divisor divisor_count(size_t k) {
+  const float d = (float)k;
+  const divisor v = {vf_set1(d), vf_set1(1.0f / d),
+                     SP_DIV_EXACT && k >= 1 && d <= SP_DIV_FAST_MAX};
+  return v;
+}
+
 /* A divisor for which div_lanes divides: where d changes too often for r. */
 static inline divisor divisor_plain(vf d) {
   const divisor v = {d, d, 0};
@@ -321,18 +330,18 @@ static inline void canonicalize(float *dx, size_t count) {
  * only add finite values (dy, dy / divisor) to dx, and a running sum of
  * finite values can reach +inf or -inf but never both, so canonicalizing
  * dx afterwards can be skipped. */
+/* The lanes of v that are NaN or infinite. */
+static inline vm vf_nonfinite(vf v) {
+  return vm_or(vm_unord(v, v), vm_gt(vf_abs(v), vf_set1(FLT_MAX)));
+}
+
 static inline int all_finite(const float *p, size_t count) {
-  const vf big = vf_set1(FLT_MAX);
   vm bad = vm_range(0, 0);
   size_t i = 0;
-  for (; i + SP_VL <= count; i += SP_VL) {
-    const vf v = vf_load(p + i);
-    bad = vm_or(bad, vm_or(vm_unord(v, v), vm_gt(vf_abs(v), big)));
-  }
-  if (i < count) {
-    const vf v = vf_load_n(p + i, count - i);
-    bad = vm_or(bad, vm_or(vm_unord(v, v), vm_gt(vf_abs(v), big)));
-  }
+  for (; i + SP_VL <= count; i += SP_VL)
+    bad = vm_or(bad, vf_nonfinite(vf_load(p + i)));
+  if (i < count)
+    bad = vm_or(bad, vf_nonfinite(vf_load_n(p + i, count - i)));
   return !vm_any(bad);
 }
 
@@ -422,7 +431,7 @@ static inline divisor window_divisor(const sp_geom *g, const window *win,
                                      const divisor *full) {
   if (win->ki1 - win->ki0 == g->kh && win->kj1 - win->kj0 == g->kw)
     return *full;
-  return divisor_set1(sp_avg_divisor(g, oy, ox));
+  return divisor_count(sp_avg_taps_h(g, oy) * sp_avg_taps_w(g, ox));
 }
 
 /* Flat input position of tap (ki, kj) of a window. */

@@ -1024,13 +1024,15 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
   const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
   const size_t rows = (g->kh - 1) / g->sh + 1, slot = g->ow * cb;
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
-  const divisor full = divisor_set1((float)(g->kh * g->kw));
-  size_t oy0, oy1;
-  rows_covering(g, R0, R1, &oy0, &oy1);
-  int finite = 1;
+  const size_t kk = g->kh * g->kw;
+  const divisor full = divisor_count(kk);
+  size_t tw[AVG_NHWC_SCRATCH / SP_VL]; /* each output column's taps */
+  for (size_t ox = 0; ox < g->ow; ox++)
+    tw[ox] = sp_avg_taps_w(g, ox);
+  /* Every dy the band hears from is loaded once per channel slab, for its
+   * share: tested there. */
+  vm bad = vm_range(0, 0);
   for (size_t n = 0; n < g->n; n++) {
-    for (size_t oy = oy0; oy < oy1; oy++)
-      finite &= dy_row_finite(g, io, n, oy);
     float *dxn = io->dx + n * H * W * XS;
     for (size_t c0 = 0; c0 < C; c0 += cb) {
       const size_t cs = C - c0 < cb ? C - c0 : cb;
@@ -1044,13 +1046,15 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
         for (; filled < rv.hi; filled++) {
           float *s = ring + (filled % rows) * slot;
           const float *dy = io->dy + (n * g->oh + filled) * g->ow * YS + c0;
+          const size_t th = sp_avg_taps_h(g, filled);
           for (size_t ox = 0; ox < g->ow; ox++, s += cb, dy += YS) {
-            const window win = window_at(g, filled, ox);
-            const divisor div = window_divisor(g, &win, filled, ox, &full);
+            const size_t k = th * tw[ox];
+            const divisor div = k == kk ? full : divisor_count(k);
             for (size_t b = 0; b < nb; b++) {
               const size_t cn = cs - b * SP_VL < SP_VL ? cs - b * SP_VL : SP_VL;
-              vf_store(s + b * SP_VL,
-                       div_by(load_lanes(dy + b * SP_VL, cn), &div));
+              const vf v = load_lanes(dy + b * SP_VL, cn);
+              bad = vm_or(bad, vf_nonfinite(v));
+              vf_store(s + b * SP_VL, div_by(v, &div));
             }
           }
         }
@@ -1087,7 +1091,7 @@ SP_HOT void avgpool_bwd_nhwc_gather(const sp_geom *g, const sp_io *io,
       }
     }
   }
-  if (!finite)
+  if (vm_any(bad))
     for (size_t n = 0; n < g->n; n++)
       canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
