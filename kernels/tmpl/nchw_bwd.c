@@ -446,30 +446,49 @@ static inline void avgp3_init(const sp_geom *g, avgp3 *a) {
   }
 }
 
+/* The scratch as plain pointers, at position 0 of the plane: the vector
+ * stores into it may alias anything in memory, so the loops read their
+ * addresses from here (registers), not from the scratch's struct. */
+typedef struct avgp3_at {
+  float *m, *l, *r; /* as is; last column +0; first column +0 */
+  const float *d, *rc;
+  const int32_t *col;
+  size_t w;
+} avgp3_at;
+
+static inline avgp3_at avgp3_view(avgp3 *a) {
+  const avgp3_at v = {a->s[0] + a->lead,
+                      a->s[1] + a->lead,
+                      a->s[2] + a->lead,
+                      a->d,
+                      a->r,
+                      a->col,
+                      a->w};
+  return v;
+}
+
 /* The divisors of positions [o, o + SP_VL): integers of 1 to 9. */
-static inline divisor avgp3_divisor(const avgp3 *a, size_t o) {
-  const divisor v = {vf_load(a->d + o), vf_load(a->r + o), SP_DIV_EXACT};
+static inline divisor avgp3_divisor(const avgp3_at *a, size_t o) {
+  const divisor v = {vf_load(a->d + o), vf_load(a->rc + o), SP_DIV_EXACT};
   return v;
 }
 
 /* Values v of positions [o, o + cnt) into the three copies. */
-SP_HOT void avgp3_put(avgp3 *a, size_t o, vf v, size_t cnt) {
+SP_HOT void avgp3_put(const avgp3_at *a, size_t o, vf v, size_t cnt) {
   const vi c = vi_load_i32(a->col + o);
   const vf z = vf_zero();
-  store_lanes(a->s[0] + a->lead + o, v, cnt);
-  store_lanes(a->s[1] + a->lead + o,
-              vf_select(vm_eq_i(c, vi_set1((int32_t)a->w - 1)), v, z), cnt);
-  store_lanes(a->s[2] + a->lead + o, vf_select(vm_eq_i(c, vi_set1(0)), v, z),
+  store_lanes(a->m + o, v, cnt);
+  store_lanes(a->l + o, vf_select(vm_eq_i(c, vi_set1((int32_t)a->w - 1)), v, z),
               cnt);
+  store_lanes(a->r + o, vf_select(vm_eq_i(c, vi_set1(0)), v, z), cnt);
 }
 
 /* The nine values' sum at positions [p, p + SP_VL), ascending d, from the
  * first term on (not +0-first). */
-SP_HOT vf avgp3_sum(const avgp3 *a, size_t p) {
+SP_HOT vf avgp3_sum(const avgp3_at *a, size_t p) {
   const size_t W = a->w;
-  const float *const m = a->s[0] + a->lead + p;
-  const float *const l = a->s[1] + a->lead + p - 1;
-  const float *const r = a->s[2] + a->lead + p + 1;
+  const float *const m = a->m + p, *const l = a->l + p - 1,
+                     *const r = a->r + p + 1;
   vf acc = vf_add(vf_load(l - W), vf_load(m - W));
   acc = vf_add(acc, vf_load(r - W));
   acc = vf_add(acc, vf_load(l));
@@ -481,27 +500,31 @@ SP_HOT vf avgp3_sum(const avgp3 *a, size_t p) {
 }
 
 SP_HOT void avgpool_bwd_plane3(const sp_geom *g, const sp_io *io) {
-  avgp3 a;
-  avgp3_init(g, &a);
-  const size_t hw = a.hw;
+  avgp3 scratch;
+  avgp3_init(g, &scratch);
+  const avgp3_at a = avgp3_view(&scratch);
+  const size_t hw = g->h * g->w;
   const vf z = vf_zero();
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const float *dyp = io->dy + sp_plane_of(g, n, c, g->oh, g->ow).base;
       float *dxp = io->dx + sp_plane_of(g, n, c, g->h, g->w).base;
+      vm bad = vm_range(0, 0); /* dy tested as it is loaded */
       for (size_t o = 0; o < hw; o += SP_VL) {
         const size_t cnt = hw - o < SP_VL ? hw - o : SP_VL;
         const divisor dv = avgp3_divisor(&a, o);
-        avgp3_put(&a, o, div_by(load_lanes(dyp + o, cnt), &dv), cnt);
+        const vf v = load_lanes(dyp + o, cnt);
+        bad = vm_or(bad, vf_nonfinite(v));
+        avgp3_put(&a, o, div_by(v, &dv), cnt);
       }
       for (size_t p = 0; p < hw; p += SP_VL) {
         const size_t cnt = hw - p < SP_VL ? hw - p : SP_VL;
         store_lanes(dxp + p, vf_add(z, avgp3_sum(&a, p)), cnt);
       }
+      if (vm_any(bad))
+        canonicalize(dxp, hw);
     }
   }
-  if (!all_finite(io->dy, out_count(g)))
-    canonicalize(io->dx, in_count(g));
 }
 
 void SP_FN(sp_avgpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
