@@ -326,8 +326,7 @@ static inline int ic_u8_run_ok(const uint8_t *v, size_t n, uint32_t kb,
  * too, and building it tap by tap had cost more than such a chunk's
  * check). Then one pass per plane that compilers vectorise (variable
  * shifts): t is valid iff t < kh*kw and its bit of the mask is set. */
-#define IC_U8_TABLE 4096 /* positions: 16 KiB of stack, and as much for cols   \
-                          */
+#define IC_U8_TABLE 4096 /* positions (and columns): 2 x 16 KiB of stack */
 static inline int ic_u8_nchw_ok(const sp_geom *g, const uint8_t *v) {
   const size_t ohw = g->oh * g->ow;
   const uint32_t taps = (uint32_t)(g->kh * g->kw);

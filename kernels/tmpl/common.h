@@ -326,15 +326,15 @@ static inline void canonicalize(float *dx, size_t count) {
     vf_store_n(dx + i, vcanon(vf_load_n(dx + i, count - i)), count - i);
 }
 
-/* Is every dy finite? Then MAX and AVG backward cannot make a NaN: they
- * only add finite values (dy, dy / divisor) to dx, and a running sum of
- * finite values can reach +inf or -inf but never both, so canonicalizing
- * dx afterwards can be skipped. */
 /* The lanes of v that are NaN or infinite. */
 static inline vm vf_nonfinite(vf v) {
   return vm_or(vm_unord(v, v), vm_gt(vf_abs(v), vf_set1(FLT_MAX)));
 }
 
+/* Is every dy finite? Then MAX and AVG backward cannot make a NaN: they
+ * only add finite values (dy, dy / divisor) to dx, and a running sum of
+ * finite values can reach +inf or -inf but never both, so canonicalizing
+ * dx afterwards can be skipped. */
 static inline int all_finite(const float *p, size_t count) {
   vm bad = vm_range(0, 0);
   size_t i = 0;

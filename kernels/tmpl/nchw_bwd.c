@@ -405,7 +405,6 @@ typedef struct avgp3 {
   _Alignas(64) float d[PLANE3_AVG];    /* each position's divisor */
   _Alignas(64) float r[PLANE3_AVG];    /* RN(1 / d) */
   _Alignas(64) int32_t col[PLANE3_AVG];
-  size_t w, hw, lead;
 } avgp3;
 
 /* The plane gathers' geometry (AVG here, MAX below): 3x3/s1/pad 1 with
@@ -429,23 +428,6 @@ static inline int avgp3_fits(const sp_geom *g) {
   return plane3_shape(g) && plane3_room(g, PLANE3_AVG);
 }
 
-/* Once per call: +0 scratch, the divisors and the columns. */
-static inline void avgp3_init(const sp_geom *g, avgp3 *a) {
-  a->w = g->w;
-  a->hw = g->h * g->w;
-  a->lead = plane3_lead(g);
-  const size_t end = 2 * a->lead + a->hw + SP_VL;
-  for (size_t k = 0; k < 3; k++)
-    for (size_t i = 0; i < end; i++)
-      a->s[k][i] = 0.0f;
-  for (size_t p = 0; p < a->hw + SP_VL; p++) {
-    const int in = p < a->hw;
-    a->d[p] = in ? sp_avg_divisor(g, p / g->w, p % g->w) : 1.0f;
-    a->r[p] = 1.0f / a->d[p];
-    a->col[p] = in ? (int32_t)(p % g->w) : -1;
-  }
-}
-
 /* The scratch as plain pointers, at position 0 of the plane: the vector
  * stores into it may alias anything in memory, so the loops read their
  * addresses from here (registers), not from the scratch's struct. */
@@ -456,14 +438,21 @@ typedef struct avgp3_at {
   size_t w;
 } avgp3_at;
 
-static inline avgp3_at avgp3_view(avgp3 *a) {
-  const avgp3_at v = {a->s[0] + a->lead,
-                      a->s[1] + a->lead,
-                      a->s[2] + a->lead,
-                      a->d,
-                      a->r,
-                      a->col,
-                      a->w};
+/* Once per call: +0 scratch, the divisors and the columns; the view of
+ * them the loops use. */
+static inline avgp3_at avgp3_init(const sp_geom *g, avgp3 *a) {
+  const size_t hw = g->h * g->w, lead = plane3_lead(g);
+  for (size_t k = 0; k < 3; k++)
+    for (size_t i = 0; i < 2 * lead + hw + SP_VL; i++)
+      a->s[k][i] = 0.0f;
+  for (size_t p = 0; p < hw + SP_VL; p++) {
+    const int in = p < hw;
+    a->d[p] = in ? sp_avg_divisor(g, p / g->w, p % g->w) : 1.0f;
+    a->r[p] = 1.0f / a->d[p];
+    a->col[p] = in ? (int32_t)(p % g->w) : -1;
+  }
+  const avgp3_at v = {
+      a->s[0] + lead, a->s[1] + lead, a->s[2] + lead, a->d, a->r, a->col, g->w};
   return v;
 }
 
@@ -501,8 +490,7 @@ SP_HOT vf avgp3_sum(const avgp3_at *a, size_t p) {
 
 SP_HOT void avgpool_bwd_plane3(const sp_geom *g, const sp_io *io) {
   avgp3 scratch;
-  avgp3_init(g, &scratch);
-  const avgp3_at a = avgp3_view(&scratch);
+  const avgp3_at a = avgp3_init(g, &scratch);
   const size_t hw = g->h * g->w;
   const vf z = vf_zero();
   for (size_t n = 0; n < g->n; n++) {
