@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "kernel_util.h"
 
 /* The baseline instantiation of the flat index check. */
 #define SP_FN(name) name##_base
@@ -71,10 +72,61 @@ static bulk_checks bulk_checks_for(simdpool_isa isa) {
   }
 }
 
+/* Is v a valid tap of window axis a over an input of `in` positions? */
+static int axis_tap_ok(sp_win a, size_t in, size_t v) {
+  if (v >= in || (ptrdiff_t)v < a.start)
+    return 0;
+  const size_t rel = (size_t)((ptrdiff_t)v - a.start);
+  return rel % a.dil == 0 && rel / a.dil < a.k;
+}
+
+/* sp_find_bad_index for plans with a depth axis or adaptive windows: each
+ * index decomposed into its axes, one output at a time. */
+static size_t find_bad_index_nd(const sp_geom *g, const void *indices,
+                                long long *value) {
+  const int nhwc = g->layout == SIMDPOOL_NHWC;
+  const size_t planes = nhwc ? g->n : g->n * g->c;
+  const size_t lanes = nhwc ? g->c : 1;
+  const size_t plane = sp_in_plane(g), taps2 = g->kh * g->kw;
+  size_t o = 0;
+  for (size_t pl = 0; pl < planes; pl++)
+    for (size_t od = 0; od < g->od; od++) {
+      const sp_win wd = sp_win_d(g, od);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        const sp_win wh = sp_win_h(g, oy);
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          const sp_win ww = sp_win_w(g, ox);
+          for (size_t l = 0; l < lanes; l++, o++) {
+            *value = index_value(g->index_type, indices, o);
+            int ok;
+            if (g->index_type == SIMDPOOL_INDEX_U8) {
+              const size_t t = (size_t)*value;
+              ok = t < g->kd * taps2 &&
+                   sp_inside(sp_win_at(wd, t / taps2), g->d) &&
+                   sp_inside(sp_win_at(wh, t % taps2 / g->kw), g->h) &&
+                   sp_inside(sp_win_at(ww, t % g->kw), g->w);
+            } else {
+              const size_t v = (size_t)*value;
+              ok = *value >= 0 && v < plane &&
+                   axis_tap_ok(wd, g->d, v / (g->h * g->w)) &&
+                   axis_tap_ok(wh, g->h, v / g->w % g->h) &&
+                   axis_tap_ok(ww, g->w, v % g->w);
+            }
+            if (!ok)
+              return o;
+          }
+        }
+      }
+    }
+  return SIZE_MAX;
+}
+
 /* Checks that every index names a valid tap of its own window, so kernels
  * can trust them. Returns the first bad element or SIZE_MAX. */
 size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
                          const void *indices, long long *value) {
+  if (!sp_geom_2d(g))
+    return find_bad_index_nd(g, indices, value);
   /* U8 tap numbers -> (kernel row, kernel column), without divisions. */
   uint8_t tap_row[256], tap_col[256];
   const size_t ntaps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;
@@ -184,7 +236,7 @@ static simdpool_status check_distinct(const clash *c, size_t n,
 /* Dense element counts (indices); x, y, dy and dx span sp_x_elems() and
  * sp_y_elems() elements (pixel strides). Bounded at plan creation. */
 static size_t out_elems(const sp_geom *g) {
-  return g->n * g->c * g->oh * g->ow;
+  return g->n * g->c * sp_out_plane(g);
 }
 
 /* The checks of a forward call; on success the kernel may run. */

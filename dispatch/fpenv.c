@@ -22,9 +22,9 @@
  * which may raise the invalid flag on a NaN, so inside the switch. */
 static void clamp_y(sp_clamp_fn clamp, const sp_geom *g, const sp_io *io) {
   if (g->layout == SIMDPOOL_NHWC)
-    clamp(io->y, g->n * g->oh * g->ow, g->c, g->ys, g->clamp_lo, g->clamp_hi);
+    clamp(io->y, g->n * sp_out_plane(g), g->c, g->ys, g->clamp_lo, g->clamp_hi);
   else
-    clamp(io->y, 1, g->n * g->c * g->oh * g->ow, 0, g->clamp_lo, g->clamp_hi);
+    clamp(io->y, 1, g->n * g->c * sp_out_plane(g), 0, g->clamp_lo, g->clamp_hi);
 }
 
 void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {

@@ -183,8 +183,8 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   j->planes = nhwc ? g->n : g->n * g->c;
   j->row = g->w * lanes;
   j->orow = g->ow * lanes;
-  j->in_plane = g->h * j->row;
-  j->out_plane = g->oh * j->orow;
+  j->in_plane = g->d * g->h * j->row;
+  j->out_plane = g->od * g->oh * j->orow;
 
   /* Bytes the call moves: plan creation bounded each tensor's byte count by
    * PTRDIFF_MAX, so their sum fits in size_t. Integer arithmetic, so the
@@ -210,8 +210,9 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
                                  ? NULL
                                  : sp_pick_kernel(plan->isa, g, op);
   j->bands = k && k->row_range && sp_bwd_rows_ok(g) && g->h > 1;
+  /* Plans with a depth axis or adaptive windows split planes only. */
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
-      (g->oh == 1 && !j->bands)) {
+      (g->oh == 1 && !j->bands) || !sp_geom_2d(g)) {
     j->bands = 0;
     j->per_chunk = (j->planes + chunks - 1) / chunks;
     j->row_blocks = 1;

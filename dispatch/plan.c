@@ -35,13 +35,14 @@
  * the assertions below fail the build until the last row is the current
  * layout. */
 static const size_t desc_layout_sizes[] = {
-    SP_DESC_SIZE_THROUGH(isa), /* 0.1 plus struct_size: the first with it */
-    SP_DESC_SIZE_THROUGH(clamp_max), /* 0.2: pixel strides, output clamp */
+    SP_DESC_SIZE_THROUGH(isa),   /* 0.1 plus struct_size: the first with it */
+    SP_DESC_SIZE_THROUGH(out_w), /* 0.2: pixel strides, output clamp,
+                                    depth, adaptive windows */
 };
 #define SP_DESC_LAYOUTS (sizeof desc_layout_sizes / sizeof desc_layout_sizes[0])
 _Static_assert(_Alignof(simdpool_desc) == _Alignof(size_t),
                "SP_DESC_SIZE_THROUGH assumes size_t's alignment");
-_Static_assert(SP_DESC_SIZE_THROUGH(clamp_max) == sizeof(simdpool_desc),
+_Static_assert(SP_DESC_SIZE_THROUGH(out_w) == sizeof(simdpool_desc),
                "simdpool_desc grew: add its layout to desc_layout_sizes");
 
 void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
@@ -76,6 +77,10 @@ void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
   full.clamp = 0;
   full.clamp_min = -INFINITY;
   full.clamp_max = INFINITY;
+  full.d = full.kernel_d = full.stride_d = full.dilation_d = 1;
+  full.pad_front = full.pad_back = 0;
+  full.adaptive = 0;
+  full.out_d = full.out_h = full.out_w = 0;
   /* The caller's descriptor has struct_size bytes: a shorter (older) one
    * gets the fields it has, a longer (newer) one the fields this library
    * knows, which plan creation then rejects by its size. */
@@ -88,6 +93,80 @@ void simdpool_desc_init(simdpool_desc *d, simdpool_method m, simdpool_layout l,
                         size_t n, size_t c, size_t h, size_t w, size_t kernel_h,
                         size_t kernel_w) {
   simdpool_desc_init_sized(d, sizeof *d, m, l, n, c, h, w, kernel_h, kernel_w);
+}
+
+#undef simdpool_desc_init_1d
+#undef simdpool_desc_init_3d
+#undef simdpool_desc_init_adaptive
+
+/* Writes the fields of full that fit in struct_size bytes to d. */
+static void put_desc(simdpool_desc *d, size_t struct_size,
+                     const simdpool_desc *full) {
+  memcpy(d, full, struct_size < sizeof *full ? struct_size : sizeof *full);
+}
+
+void simdpool_desc_init_1d_sized(simdpool_desc *d, size_t struct_size,
+                                 simdpool_method m, simdpool_layout l, size_t n,
+                                 size_t c, size_t w, size_t kernel_w) {
+  if (!d || struct_size < sizeof d->struct_size)
+    return;
+  simdpool_desc full;
+  simdpool_desc_init_sized(&full, struct_size, m, l, n, c, 1, w, 1, kernel_w);
+  put_desc(d, struct_size, &full);
+}
+
+void simdpool_desc_init_3d_sized(simdpool_desc *d, size_t struct_size,
+                                 simdpool_method m, simdpool_layout l, size_t n,
+                                 size_t c, size_t dd, size_t h, size_t w,
+                                 size_t kernel_d, size_t kernel_h,
+                                 size_t kernel_w) {
+  if (!d || struct_size < sizeof d->struct_size)
+    return;
+  simdpool_desc full;
+  simdpool_desc_init_sized(&full, struct_size, m, l, n, c, h, w, kernel_h,
+                           kernel_w);
+  full.d = dd;
+  full.kernel_d = full.stride_d = kernel_d;
+  put_desc(d, struct_size, &full);
+}
+
+void simdpool_desc_init_adaptive_sized(simdpool_desc *d, size_t struct_size,
+                                       simdpool_method m, simdpool_layout l,
+                                       size_t n, size_t c, size_t dd, size_t h,
+                                       size_t w, size_t out_d, size_t out_h,
+                                       size_t out_w) {
+  if (!d || struct_size < sizeof d->struct_size)
+    return;
+  simdpool_desc full;
+  simdpool_desc_init_sized(&full, struct_size, m, l, n, c, h, w, 1, 1);
+  full.d = dd;
+  full.adaptive = 1;
+  full.out_d = out_d;
+  full.out_h = out_h;
+  full.out_w = out_w;
+  put_desc(d, struct_size, &full);
+}
+
+void simdpool_desc_init_1d(simdpool_desc *d, simdpool_method m,
+                           simdpool_layout l, size_t n, size_t c, size_t w,
+                           size_t kernel_w) {
+  simdpool_desc_init_1d_sized(d, sizeof *d, m, l, n, c, w, kernel_w);
+}
+
+void simdpool_desc_init_3d(simdpool_desc *d, simdpool_method m,
+                           simdpool_layout l, size_t n, size_t c, size_t dd,
+                           size_t h, size_t w, size_t kernel_d, size_t kernel_h,
+                           size_t kernel_w) {
+  simdpool_desc_init_3d_sized(d, sizeof *d, m, l, n, c, dd, h, w, kernel_d,
+                              kernel_h, kernel_w);
+}
+
+void simdpool_desc_init_adaptive(simdpool_desc *d, simdpool_method m,
+                                 simdpool_layout l, size_t n, size_t c,
+                                 size_t dd, size_t h, size_t w, size_t out_d,
+                                 size_t out_h, size_t out_w) {
+  simdpool_desc_init_adaptive_sized(d, sizeof *d, m, l, n, c, dd, h, w, out_d,
+                                    out_h, out_w);
 }
 
 /* Copies the caller's descriptor d, of the layout d->struct_size names, into
@@ -154,6 +233,9 @@ static const axis_names axis_h = {
 static const axis_names axis_w = {"w",           "kernel_w", "stride_w",
                                   "dilation_w",  "pad_left", "pad_right",
                                   "output width"};
+static const axis_names axis_d = {"d",           "kernel_d",  "stride_d",
+                                  "dilation_d",  "pad_front", "pad_back",
+                                  "output depth"};
 
 /* Does some tap of window o lie inside the input? Tap i sits at padded
  * position o*s + i*d; the input covers [pb, pb + in). */
@@ -285,6 +367,76 @@ static int bad_enum(int v, int count) {
   return v < 0 || v >= count;
 }
 
+/* The rules of adaptive windows (docs/semantics.md#adaptive-windows): the
+ * output sizes are given exactly when adaptive = 1, and then the window
+ * fields keep desc_init_adaptive's values. */
+static simdpool_status check_adaptive(const simdpool_desc *d) {
+  const struct {
+    const char *name;
+    size_t value;
+  } outs[] = {{"out_d", d->out_d}, {"out_h", d->out_h}, {"out_w", d->out_w}};
+  if (d->adaptive != 0 && d->adaptive != 1)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "adaptive=%d: must be 0 (fixed windows) or 1 (adaptive "
+                   "windows)",
+                   d->adaptive);
+  if (!d->adaptive) {
+    for (size_t i = 0; i < 3; i++)
+      if (outs[i].value != 0)
+        return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                       "%s=%zu with adaptive=0: output sizes are given only "
+                       "for adaptive windows (fixed windows derive them)",
+                       outs[i].name, outs[i].value);
+    return SIMDPOOL_OK;
+  }
+  for (size_t i = 0; i < 3; i++)
+    if (outs[i].value == 0)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=0 with adaptive=1: every output size must be >= 1",
+                     outs[i].name);
+  if (d->method == SIMDPOOL_LP)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "adaptive=1 with method=LP: adaptive windows exist for MAX "
+                   "and AVG (PyTorch's AdaptiveMaxPool, AdaptiveAvgPool)");
+  const struct {
+    const char *name;
+    size_t value;
+  } ones[] = {{"kernel_d", d->kernel_d},     {"kernel_h", d->kernel_h},
+              {"kernel_w", d->kernel_w},     {"stride_d", d->stride_d},
+              {"stride_h", d->stride_h},     {"stride_w", d->stride_w},
+              {"dilation_d", d->dilation_d}, {"dilation_h", d->dilation_h},
+              {"dilation_w", d->dilation_w}};
+  for (size_t i = 0; i < sizeof ones / sizeof ones[0]; i++)
+    if (ones[i].value != 1)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu with adaptive=1: adaptive windows take their "
+                     "extents from the sizes; kernel, stride and dilation "
+                     "must stay 1",
+                     ones[i].name, ones[i].value);
+  if (d->padding != SIMDPOOL_PAD_EXPLICIT)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "padding=SIMDPOOL_PAD_%s with adaptive=1: adaptive windows "
+                   "have no padding (SIMDPOOL_PAD_EXPLICIT with every pad 0)",
+                   sp_padding_name(d->padding));
+  const struct {
+    const char *name;
+    size_t value;
+  } pads[] = {{"pad_top", d->pad_top},       {"pad_left", d->pad_left},
+              {"pad_bottom", d->pad_bottom}, {"pad_right", d->pad_right},
+              {"pad_front", d->pad_front},   {"pad_back", d->pad_back}};
+  for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++)
+    if (pads[i].value != 0)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu with adaptive=1: adaptive windows have no "
+                     "padding",
+                     pads[i].name, pads[i].value);
+  if (d->ceil_mode)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "ceil_mode=1 with adaptive=1: adaptive windows have no "
+                   "rounding mode (floor mode, 0)");
+  return SIMDPOOL_OK;
+}
+
 simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   if (!caller)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "desc is NULL");
@@ -322,7 +474,11 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
                {"stride_h", d->stride_h},
                {"stride_w", d->stride_w},
                {"dilation_h", d->dilation_h},
-               {"dilation_w", d->dilation_w}};
+               {"dilation_w", d->dilation_w},
+               {"d", d->d},
+               {"kernel_d", d->kernel_d},
+               {"stride_d", d->stride_d},
+               {"dilation_d", d->dilation_d}};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     if (sizes[i].value == 0)
       return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s=0: must be >= 1",
@@ -341,11 +497,10 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
     const struct {
       const char *name;
       size_t value;
-    } pads[] = {{"pad_top", d->pad_top},
-                {"pad_left", d->pad_left},
-                {"pad_bottom", d->pad_bottom},
-                {"pad_right", d->pad_right}};
-    for (size_t i = 0; i < 4; i++)
+    } pads[] = {{"pad_top", d->pad_top},       {"pad_left", d->pad_left},
+                {"pad_bottom", d->pad_bottom}, {"pad_right", d->pad_right},
+                {"pad_front", d->pad_front},   {"pad_back", d->pad_back}};
+    for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++)
       if (pads[i].value != 0)
         return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                        "%s=%zu with padding=SIMDPOOL_PAD_%s: explicit pads "
@@ -357,6 +512,9 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
                      "applies only to SIMDPOOL_PAD_EXPLICIT",
                      mode);
   }
+  const simdpool_status adaptive_st = check_adaptive(d);
+  if (adaptive_st != SIMDPOOL_OK)
+    return adaptive_st;
   if (d->method != SIMDPOOL_MAX && d->index_type != SIMDPOOL_INDEX_NONE)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "index_type=%s with method=%s: indices exist only for MAX",
@@ -433,15 +591,32 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   g->clamp_lo = d->clamp ? d->clamp_min : -INFINITY;
   g->clamp_hi = d->clamp ? d->clamp_max : INFINITY;
 
-  simdpool_status st =
-      resolve_axis(d, &axis_h, d->h, d->kernel_h, d->stride_h, d->dilation_h,
-                   d->pad_top, d->pad_bottom, &g->pt, &g->pb, &g->oh);
-  if (st != SIMDPOOL_OK)
-    return st;
-  st = resolve_axis(d, &axis_w, d->w, d->kernel_w, d->stride_w, d->dilation_w,
-                    d->pad_left, d->pad_right, &g->pl, &g->pr, &g->ow);
-  if (st != SIMDPOOL_OK)
-    return st;
+  g->d = d->d;
+  g->kd = d->kernel_d;
+  g->sd = d->stride_d;
+  g->dd = d->dilation_d;
+  g->adaptive = d->adaptive;
+  if (d->adaptive) {
+    /* Every window is non-empty: out >= 1 and in >= 1 give
+     * floor(o*in/out) < ceil((o+1)*in/out). */
+    g->od = d->out_d;
+    g->oh = d->out_h;
+    g->ow = d->out_w;
+  } else {
+    simdpool_status st =
+        resolve_axis(d, &axis_d, d->d, d->kernel_d, d->stride_d, d->dilation_d,
+                     d->pad_front, d->pad_back, &g->pf, &g->pk, &g->od);
+    if (st != SIMDPOOL_OK)
+      return st;
+    st = resolve_axis(d, &axis_h, d->h, d->kernel_h, d->stride_h, d->dilation_h,
+                      d->pad_top, d->pad_bottom, &g->pt, &g->pb, &g->oh);
+    if (st != SIMDPOOL_OK)
+      return st;
+    st = resolve_axis(d, &axis_w, d->w, d->kernel_w, d->stride_w, d->dilation_w,
+                      d->pad_left, d->pad_right, &g->pl, &g->pr, &g->ow);
+    if (st != SIMDPOOL_OK)
+      return st;
+  }
 
   /* Byte counts of every tensor must fit (kernels index with size_t and
    * ptrdiff_t): x and dx, y and dy, and the indices of the plan's type.
@@ -450,8 +625,9 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
    * counts of the tensors are bounded too (indices, the kernels' sums). */
   int ok = 1;
   const size_t nc = mul_checked(d->n, d->c, &ok);
-  const size_t in_plane = mul_checked(d->h, d->w, &ok);
-  const size_t out_plane = mul_checked(g->oh, g->ow, &ok);
+  const size_t in_plane = mul_checked(mul_checked(d->d, d->h, &ok), d->w, &ok);
+  const size_t out_plane =
+      mul_checked(mul_checked(g->od, g->oh, &ok), g->ow, &ok);
   const size_t out_count = mul_checked(nc, out_plane, &ok);
   const size_t in_pixels = mul_checked(d->n, in_plane, &ok);
   const size_t out_pixels = mul_checked(d->n, out_plane, &ok);
@@ -468,24 +644,29 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   }
   if (!ok)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                   "n=%zu c=%zu h=%zu w=%zu (output %zux%zu, pixel strides "
-                   "%zu, %zu): a tensor's byte count would overflow (limit "
-                   "%zu bytes)",
-                   d->n, d->c, d->h, d->w, g->oh, g->ow, g->xs, g->ys,
-                   SP_SIZE_LIMIT);
+                   "n=%zu c=%zu d=%zu h=%zu w=%zu (output %zux%zux%zu, pixel "
+                   "strides %zu, %zu): a tensor's byte count would overflow "
+                   "(limit %zu bytes)",
+                   d->n, d->c, d->d, d->h, d->w, g->od, g->oh, g->ow, g->xs,
+                   g->ys, SP_SIZE_LIMIT);
 
   if (d->index_type == SIMDPOOL_INDEX_I32 && in_plane > INT32_MAX)
     return sp_fail(SIMDPOOL_UNSUPPORTED,
                    "index_type=I32 cannot hold positions of an input plane "
-                   "of h*w=%zu elements (> INT32_MAX); use I64",
+                   "of d*h*w=%zu elements (> INT32_MAX); use I64",
                    in_plane);
-  if (d->index_type == SIMDPOOL_INDEX_U8 &&
-      (d->kernel_h > 256 || d->kernel_w > 256 ||
-       d->kernel_h * d->kernel_w > 256))
+  if (d->index_type == SIMDPOOL_INDEX_U8 && d->adaptive)
     return sp_fail(SIMDPOOL_UNSUPPORTED,
-                   "index_type=U8 needs kernel_h*kernel_w <= 256, got "
-                   "kernel_h=%zu kernel_w=%zu; use I32 or I64",
-                   d->kernel_h, d->kernel_w);
+                   "index_type=U8 with adaptive=1: tap numbers exist only for "
+                   "fixed windows; use I32 or I64");
+  if (d->index_type == SIMDPOOL_INDEX_U8 &&
+      (d->kernel_d > 256 || d->kernel_h > 256 || d->kernel_w > 256 ||
+       d->kernel_d * d->kernel_h * d->kernel_w > 256))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "index_type=U8 needs kernel_d*kernel_h*kernel_w <= 256, "
+                   "got kernel_d=%zu kernel_h=%zu kernel_w=%zu; use I32 or "
+                   "I64",
+                   d->kernel_d, d->kernel_h, d->kernel_w);
   /* Streaming access when the call moves more than L2 holds (or when
    * the L2 size cannot be read: it costs little in cache, and out of cache
    * it halved the 2x2/s2 NCHW forward's time here). The sum cannot
@@ -501,6 +682,8 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
 
 int sp_shape_matches(sp_shape s, const sp_geom *g) {
   const int undilated = g->dh == 1 && g->dw == 1;
+  if (s != SP_SHAPE_GENERAL && !sp_geom_2d(g))
+    return 0; /* the special classes are 2D windows */
   switch (s) {
   case SP_SHAPE_GENERAL:
     return 1;
@@ -538,7 +721,7 @@ static int simd_geom_ok(const sp_geom *g) {
 
 const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
                                       sp_op op) {
-  if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
+  if (isa != SIMDPOOL_ISA_SCALAR && (!simd_geom_ok(g) || !sp_geom_2d(g)))
     return NULL;
   const simdpool_index_type it =
       op == SP_OP_BWD ? SIMDPOOL_INDEX_NONE : g->index_type;
@@ -583,6 +766,12 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "kernel_w=%zu) must have at most INT32_MAX elements; "
                    "isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), g->h * g->w, g->kh, g->kw);
+  if (isa != SIMDPOOL_ISA_SCALAR && !sp_geom_2d(g))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "isa=%s has no kernels for plans with a depth axis or "
+                   "adaptive windows yet; isa=scalar (what AUTO picks for "
+                   "them) has",
+                   simdpool_isa_name(isa));
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = NULL;
     if (!sp_op_needed(&plan->geom, (sp_op)op))
@@ -697,6 +886,13 @@ void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
     *out_w = plan ? plan->geom.ow : 0;
 }
 
+void simdpool_plan_output_dims(const simdpool_plan *plan, size_t *out_d,
+                               size_t *out_h, size_t *out_w) {
+  if (out_d)
+    *out_d = plan ? plan->geom.od : 0;
+  simdpool_plan_output_shape(plan, out_h, out_w);
+}
+
 simdpool_isa simdpool_plan_isa(const simdpool_plan *plan) {
   return plan ? plan->isa : SIMDPOOL_ISA_AUTO;
 }
@@ -729,7 +925,7 @@ size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
   case SIMDPOOL_TENSOR_DY:
     return sp_y_elems(g) * sizeof(float);
   case SIMDPOOL_TENSOR_INDICES:
-    return planes * g->oh * g->ow * sp_index_size(g->index_type);
+    return planes * sp_out_plane(g) * sp_index_size(g->index_type);
   }
   return 0;
 }

@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* simdpool.h — public API of simdpool: SIMD 2D max/average/LP pooling, f32,
- * NCHW/NHWC. What every call computes and rejects, bit for bit and message
- * for message: docs/semantics.md. */
+/* simdpool.h — public API of simdpool: SIMD 1D, 2D and 3D max/average/LP
+ * pooling with fixed or adaptive windows, f32, channels-first (NCW, NCHW,
+ * NCDHW) and channels-last (NWC, NHWC, NDHWC). What every call computes and
+ * rejects, bit for bit and message for message: docs/semantics.md. */
 #ifndef SIMDPOOL_H
 #define SIMDPOOL_H
 
 #include <stddef.h>
 
 #define SIMDPOOL_VERSION_MAJOR 0
-#define SIMDPOOL_VERSION_MINOR 1
+#define SIMDPOOL_VERSION_MINOR 2
 #define SIMDPOOL_VERSION_PATCH 0
 /* One integer that grows with every release: major * 10000 + minor * 100 +
  * patch. */
 #define SIMDPOOL_VERSION                                                       \
   (SIMDPOOL_VERSION_MAJOR * 10000 + SIMDPOOL_VERSION_MINOR * 100 +             \
    SIMDPOOL_VERSION_PATCH)
-#define SIMDPOOL_VERSION_STRING "0.1.0"
+#define SIMDPOOL_VERSION_STRING "0.2.0"
 
 /* SIMDPOOL_API marks the exported functions. The shared library is built with
  * -fvisibility=hidden, so these are its only dynamic symbols. */
@@ -38,6 +39,8 @@ typedef enum {
 
 typedef enum { SIMDPOOL_MAX, SIMDPOOL_AVG, SIMDPOOL_LP } simdpool_method;
 
+/* Channels-first / channels-last, for every rank: NCW and NWC (1D), NCHW
+ * and NHWC (2D), NCDHW and NDHWC (3D). */
 typedef enum { SIMDPOOL_NCHW, SIMDPOOL_NHWC } simdpool_layout;
 
 typedef enum {
@@ -105,6 +108,22 @@ typedef struct simdpool_desc {
    * -inf, +inf). A plan with a clamp rejects backward calls. */
   int clamp;
   float clamp_min, clamp_max;
+  /* 3D: the depth axis, outermost spatial axis (docs/semantics.md#ranks).
+   * x is (n, c, d, h, w) channels-first or (n, d, h, w, c) channels-last.
+   * 1D and 2D plans leave d = kernel_d = stride_d = dilation_d = 1 and the
+   * depth pads 0 (what simdpool_desc_init() sets); 1D is h = kernel_h =
+   * stride_h = dilation_h = 1. pad_front/pad_back: EXPLICIT only. */
+  size_t d, kernel_d, stride_d, dilation_d;
+  size_t pad_front, pad_back;
+  /* Adaptive windows (PyTorch's AdaptiveMaxPool/AdaptiveAvgPool), adaptive
+   * = 1: the output size out_d x out_h x out_w (each >= 1, any size, also
+   * above the input's) is given and output i of an axis pools input
+   * [floor(i*in/out), ceil((i+1)*in/out)). Kernel, stride and dilation stay
+   * 1, no padding, floor mode (what simdpool_desc_init_adaptive() sets);
+   * MAX and AVG only. adaptive = 0 (the default): out_d, out_h, out_w must
+   * be 0. */
+  int adaptive;
+  size_t out_d, out_h, out_w;
 } simdpool_desc;
 
 typedef struct simdpool_plan simdpool_plan;
@@ -139,6 +158,53 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
   simdpool_desc_init_sized((d), sizeof(simdpool_desc), (m), (l), (n), (c),     \
                            (h), (w), (kernel_h), (kernel_w))
 
+/* Helpers over simdpool_desc_init() for the other ranks and for adaptive
+ * windows; each fills the whole descriptor (the caller's layout, as the
+ * macro does) and then sets:
+ *   _1d: h = kernel_h = stride_h = 1 (x is (n, c, w) or (n, w, c));
+ *   _3d: the depth axis: d = dd, kernel_d = stride_d = kernel_d, the depth
+ *        pads 0;
+ *   _adaptive: any rank (2D: dd = out_d = 1; 1D: also h = out_h = 1):
+ *        adaptive = 1, the input d/h/w and out_d/out_h/out_w as given,
+ *        every kernel, stride and dilation 1. */
+SIMDPOOL_API void
+simdpool_desc_init_1d_sized(simdpool_desc *d, size_t struct_size,
+                            simdpool_method m, simdpool_layout l, size_t n,
+                            size_t c, size_t w, size_t kernel_w);
+SIMDPOOL_API void
+simdpool_desc_init_3d_sized(simdpool_desc *d, size_t struct_size,
+                            simdpool_method m, simdpool_layout l, size_t n,
+                            size_t c, size_t dd, size_t h, size_t w,
+                            size_t kernel_d, size_t kernel_h, size_t kernel_w);
+SIMDPOOL_API void simdpool_desc_init_adaptive_sized(
+    simdpool_desc *d, size_t struct_size, simdpool_method m, simdpool_layout l,
+    size_t n, size_t c, size_t dd, size_t h, size_t w, size_t out_d,
+    size_t out_h, size_t out_w);
+SIMDPOOL_API void simdpool_desc_init_1d(simdpool_desc *d, simdpool_method m,
+                                        simdpool_layout l, size_t n, size_t c,
+                                        size_t w, size_t kernel_w);
+SIMDPOOL_API void simdpool_desc_init_3d(simdpool_desc *d, simdpool_method m,
+                                        simdpool_layout l, size_t n, size_t c,
+                                        size_t dd, size_t h, size_t w,
+                                        size_t kernel_d, size_t kernel_h,
+                                        size_t kernel_w);
+SIMDPOOL_API void simdpool_desc_init_adaptive(
+    simdpool_desc *d, simdpool_method m, simdpool_layout l, size_t n, size_t c,
+    size_t dd, size_t h, size_t w, size_t out_d, size_t out_h, size_t out_w);
+#define simdpool_desc_init_1d(d, m, l, n, c, w, kernel_w)                      \
+  simdpool_desc_init_1d_sized((d), sizeof(simdpool_desc), (m), (l), (n), (c),  \
+                              (w), (kernel_w))
+#define simdpool_desc_init_3d(d, m, l, n, c, dd, h, w, kernel_d, kernel_h,     \
+                              kernel_w)                                        \
+  simdpool_desc_init_3d_sized((d), sizeof(simdpool_desc), (m), (l), (n), (c),  \
+                              (dd), (h), (w), (kernel_d), (kernel_h),          \
+                              (kernel_w))
+#define simdpool_desc_init_adaptive(d, m, l, n, c, dd, h, w, out_d, out_h,     \
+                                    out_w)                                     \
+  simdpool_desc_init_adaptive_sized((d), sizeof(simdpool_desc), (m), (l), (n), \
+                                    (c), (dd), (h), (w), (out_d), (out_h),     \
+                                    (out_w))
+
 /* Validates *d, computes the output shape and picks one kernel per operation
  * for the chosen ISA. On success stores a new plan in *out and returns
  * SIMDPOOL_OK. On failure *out is set to NULL (when out is not NULL) and the
@@ -151,17 +217,23 @@ SIMDPOOL_API void simdpool_desc_init(simdpool_desc *d, simdpool_method m,
  *     no input element; a pad >= the dilated kernel extent; pads with a padding
  *     mode other than EXPLICIT; ceil_mode with VALID or SAME_*; ceil_mode or
  *     count_include_pad other than 0/1; an index type with AVG or LP; LP with
- *     p not finite or <= 0; a pixel stride with NCHW, or one in (0, c);
+ *     p not finite or <= 0; adaptive other than 0/1; output sizes with
+ *     adaptive 0; with adaptive 1, a zero output size, LP, a kernel, stride
+ *     or dilation other than 1, a padding mode other than EXPLICIT, a pad,
+ *     or ceil_mode; a pixel stride with NCHW, or one in (0, c);
  *     clamp other than 0/1; with clamp 1, a NaN bound or clamp_min >
  *     clamp_max; a byte count of any
  *     tensor above PTRDIFF_MAX; an unknown name in the SIMDPOOL_ISA
  *     environment variable.
  *   SIMDPOOL_UNSUPPORTED  an index type too narrow for the shape (I32 needs
- *     h*w <= INT32_MAX, U8 needs kernel_h*kernel_w <= 256); a forced ISA
+ *     d*h*w <= INT32_MAX, U8 needs a fixed window of kernel_d*kernel_h*
+ *     kernel_w <= 256 taps); a forced ISA
  *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
  *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
  *     than INT32_MAX taps (SIMD kernels count in 32-bit lanes; AUTO then
- *     picks the scalar kernels, and the message says so).
+ *     picks the scalar kernels, and the message says so); for now, a forced
+ *     SIMD ISA on a plan with a depth axis (d or kernel_d above 1) or
+ *     adaptive windows, which run on the scalar kernels (AUTO picks them).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every
@@ -174,10 +246,18 @@ SIMDPOOL_API simdpool_status simdpool_plan_create(const simdpool_desc *d,
  * use the same plan. */
 SIMDPOOL_API void simdpool_plan_destroy(simdpool_plan *plan);
 
-/* Stores the output height and width of the plan (either pointer may be NULL).
+/* Stores the output height and width of the plan (either pointer may be NULL;
+ * simdpool_plan_output_dims below adds the depth).
  * Thread-safe. */
 SIMDPOOL_API void simdpool_plan_output_shape(const simdpool_plan *plan,
                                              size_t *out_h, size_t *out_w);
+
+/* Stores the output depth, height and width of the plan (any pointer may
+ * be NULL; 2D plans have depth 1, 1D plans depth and height 1).
+ * Thread-safe. */
+SIMDPOOL_API void simdpool_plan_output_dims(const simdpool_plan *plan,
+                                            size_t *out_d, size_t *out_h,
+                                            size_t *out_w);
 
 /* The ISA whose kernels the plan runs; never SIMDPOOL_ISA_AUTO. A NULL plan
  * gives SIMDPOOL_ISA_AUTO. Thread-safe. */
@@ -213,10 +293,10 @@ typedef enum {
 } simdpool_tensor;
 
 /* The size in bytes of tensor `which` of a call on the plan, i.e. what the
- * buffer passed for it must hold: x and dx n*c*h*w floats, y and dy
- * n*c*out_h*out_w floats, indices n*c*out_h*out_w elements of the plan's
+ * buffer passed for it must hold: x and dx n*c*d*h*w floats, y and dy
+ * n*c*out_d*out_h*out_w floats, indices as many elements of the plan's
  * index type (0 without one). With an NHWC pixel stride s, x and dx span
- * (n*h*w - 1)*s + c floats (y, dy: (n*out_h*out_w - 1)*s + c): the last
+ * (n*d*h*w - 1)*s + c floats (y, dy: (n*out_d*out_h*out_w - 1)*s + c): the last
  * pixel needs only its c channels, not a whole stride. Plan creation
  * bounds each of these by PTRDIFF_MAX, so the product never overflows. 0
  * for a NULL plan or a `which` out of range. Thread-safe. */
@@ -239,7 +319,8 @@ SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
  * nanoseconds). */
 
 /* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
- * (n,c,out_h,out_w), in the plan's layout: dense, but for NHWC pixel strides
+ * (n,c,out_h,out_w) (3D: (n,c,d,h,w) and (n,c,out_d,out_h,out_w)), in the
+ * plan's layout: dense, but for NHWC pixel strides
  * of x and y (indices are always dense). With a clamp, y is clamped once
  * final. indices must be non-NULL
  * exactly when the plan has an index type (MAX only); it then receives int32_t,

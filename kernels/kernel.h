@@ -23,6 +23,16 @@ typedef struct sp_geom {
   size_t sh, sw;         /* stride */
   size_t dh, dw;         /* dilation */
   size_t pt, pl, pb, pr; /* resolved pads: top, left, bottom, right */
+  /* The depth axis (3D), outermost: input d, output od, kernel kd, stride
+   * sd, dilation dd, pads pf (front) and pk (back). 1D and 2D plans have
+   * d = od = kd = sd = dd = 1 and no depth pads. A plane of x is then
+   * d*h*w elements, element (id, iy, ix) at (id*h + iy)*w + ix: the d
+   * slices stacked into one plane of d*h rows (sp_plane_x). */
+  size_t d, od, kd, sd, dd, pf, pk;
+  /* Adaptive windows: output o of an axis with input in and output out
+   * pools [floor(o*in/out), ceil((o+1)*in/out)) (sp_window_of); kernel,
+   * stride and dilation are then 1 and every pad 0. */
+  int adaptive;
   int count_include_pad; /* AVG */
   float p;               /* LP */
   /* Backward kernels whose registry entry has row_range: write only dx rows
@@ -52,20 +62,36 @@ typedef struct sp_geom {
   int beyond_l2;
 } sp_geom;
 
+/* Is g a 2D (or 1D) plan with fixed windows, i.e. what every kernel but
+ * the scalar reference takes? Plans with a depth axis or adaptive windows
+ * run on the scalar reference until their SIMD kernels exist. */
+static inline int sp_geom_2d(const sp_geom *g) {
+  return g->d == 1 && g->od == 1 && g->kd == 1 && !g->adaptive;
+}
+
+/* Elements of one input plane (d*h*w) and one output plane (od*oh*ow). */
+static inline size_t sp_in_plane(const sp_geom *g) {
+  return g->d * g->h * g->w;
+}
+
+static inline size_t sp_out_plane(const sp_geom *g) {
+  return g->od * g->oh * g->ow;
+}
+
 /* Elements a tensor spans: x and dx (sp_x_elems), y and dy (sp_y_elems).
  * Dense: n*c*h*w (n*c*oh*ow); NHWC with a pixel stride s: (pixels - 1) * s
  * + c, the last pixel needing only its c channels. Bounded by plan
  * creation. */
 static inline size_t sp_x_elems(const sp_geom *g) {
   if (g->layout == SIMDPOOL_NCHW || g->xs == g->c)
-    return g->n * g->c * g->h * g->w;
-  return (g->n * g->h * g->w - 1) * g->xs + g->c;
+    return g->n * g->c * sp_in_plane(g);
+  return (g->n * sp_in_plane(g) - 1) * g->xs + g->c;
 }
 
 static inline size_t sp_y_elems(const sp_geom *g) {
   if (g->layout == SIMDPOOL_NCHW || g->ys == g->c)
-    return g->n * g->c * g->oh * g->ow;
-  return (g->n * g->oh * g->ow - 1) * g->ys + g->c;
+    return g->n * g->c * sp_out_plane(g);
+  return (g->n * sp_out_plane(g) - 1) * g->ys + g->c;
 }
 
 /* The tensors of one call. Forward reads x and writes y (and indices when the

@@ -103,12 +103,18 @@ static inline sp_plane sp_plane_px(const sp_geom *g, size_t n, size_t c,
   return p;
 }
 
+/* 3D planes are the d (od) slices stacked into d*h (od*oh) rows. */
 static inline sp_plane sp_plane_x(const sp_geom *g, size_t n, size_t c) {
-  return sp_plane_px(g, n, c, g->h, g->w, g->xs);
+  return sp_plane_px(g, n, c, g->d * g->h, g->w, g->xs);
 }
 
 static inline sp_plane sp_plane_y(const sp_geom *g, size_t n, size_t c) {
-  return sp_plane_px(g, n, c, g->oh, g->ow, g->ys);
+  return sp_plane_px(g, n, c, g->od * g->oh, g->ow, g->ys);
+}
+
+/* The dense plane of the indices. */
+static inline sp_plane sp_plane_i(const sp_geom *g, size_t n, size_t c) {
+  return sp_plane_of(g, n, c, g->od * g->oh, g->ow);
 }
 
 /* Input row (or column) of tap i of the window that starts at output o. */
@@ -121,37 +127,123 @@ static inline int sp_inside(ptrdiff_t pos, size_t extent) {
   return pos >= 0 && pos < (ptrdiff_t)extent;
 }
 
-/* The sp_winner of one MAX window: its input position (iy*w + ix) and its tap
- * number (ki*kw + kj). Scans the valid taps row-major; a later tap replaces
- * the running max when v > max or v is NaN. */
+/* o*in/out rounded down (sp_adaptive_start) and (o+1)*in/out rounded up
+ * (sp_adaptive_end): the bounds of adaptive window o, computed exactly in
+ * twice size_t's width (o < out, so neither exceeds in). */
+#if SIZE_MAX <= UINT32_MAX
+typedef uint64_t sp_wide;
+#else
+__extension__ typedef unsigned __int128 sp_wide;
+#endif
+
+static inline size_t sp_adaptive_start(size_t o, size_t in, size_t out) {
+  return (size_t)((sp_wide)o * in / out);
+}
+
+static inline size_t sp_adaptive_end(size_t o, size_t in, size_t out) {
+  return (size_t)(((sp_wide)(o + 1) * in + out - 1) / out);
+}
+
+/* One axis of a window: its taps sit at start + i*dil for i in [0, k)
+ * (valid where inside the input). */
+typedef struct sp_win {
+  ptrdiff_t start;
+  size_t k, dil;
+} sp_win;
+
+static inline sp_win sp_axis_win(int adaptive, size_t o, size_t in, size_t out,
+                                 size_t k, size_t s, size_t pad, size_t dil) {
+  sp_win r;
+  if (adaptive) {
+    const size_t a = sp_adaptive_start(o, in, out);
+    r.start = (ptrdiff_t)a;
+    r.k = sp_adaptive_end(o, in, out) - a;
+    r.dil = 1;
+  } else {
+    r.start = (ptrdiff_t)(o * s) - (ptrdiff_t)pad;
+    r.k = k;
+    r.dil = dil;
+  }
+  return r;
+}
+
+/* The window of output od (depth), oy (row) or ox (column). */
+static inline sp_win sp_win_d(const sp_geom *g, size_t od) {
+  return sp_axis_win(g->adaptive, od, g->d, g->od, g->kd, g->sd, g->pf, g->dd);
+}
+
+static inline sp_win sp_win_h(const sp_geom *g, size_t oy) {
+  return sp_axis_win(g->adaptive, oy, g->h, g->oh, g->kh, g->sh, g->pt, g->dh);
+}
+
+static inline sp_win sp_win_w(const sp_geom *g, size_t ox) {
+  return sp_axis_win(g->adaptive, ox, g->w, g->ow, g->kw, g->sw, g->pl, g->dw);
+}
+
+/* Position of tap i of a window axis. */
+static inline ptrdiff_t sp_win_at(sp_win a, size_t i) {
+  return a.start + (ptrdiff_t)(i * a.dil);
+}
+
+/* The valid taps of window (od, oy, ox) in row-major order (depth outer,
+ * then rows, columns inner): runs BODY with size_t `flat` (the tap's
+ * position in the input plane, (id*h + iy)*w + ix) and `tap` (its number
+ * in the window, (kd_i*kh + ki)*kw + kj; fixed windows only). */
+#define SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, ...)                         \
+  do {                                                                         \
+    const sp_win wd_ = sp_win_d(g, od), wh_ = sp_win_h(g, oy),                 \
+                 ww_ = sp_win_w(g, ox);                                        \
+    for (size_t a_ = 0; a_ < wd_.k; a_++) {                                    \
+      const ptrdiff_t id_ = sp_win_at(wd_, a_);                                \
+      if (!sp_inside(id_, (g)->d))                                             \
+        continue;                                                              \
+      for (size_t b_ = 0; b_ < wh_.k; b_++) {                                  \
+        const ptrdiff_t iy_ = sp_win_at(wh_, b_);                              \
+        if (!sp_inside(iy_, (g)->h))                                           \
+          continue;                                                            \
+        for (size_t c_ = 0; c_ < ww_.k; c_++) {                                \
+          const ptrdiff_t ix_ = sp_win_at(ww_, c_);                            \
+          if (!sp_inside(ix_, (g)->w))                                         \
+            continue;                                                          \
+          const size_t flat =                                                  \
+              ((size_t)id_ * (g)->h + (size_t)iy_) * (g)->w + (size_t)ix_;     \
+          const size_t tap = (a_ * (g)->kh + b_) * (g)->kw + c_;               \
+          (void)tap;                                                           \
+          __VA_ARGS__                                                          \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+/* The sp_winner of one MAX window: its input position (flat) and its tap
+ * number. Scans the valid taps row-major; a later tap replaces the running
+ * max when v > max or v is NaN. sp_max_window3 for any rank,
+ * sp_max_window for 2D plans. */
 typedef struct sp_winner {
   size_t flat, tap;
 } sp_winner;
 
-static inline sp_winner sp_max_window(const sp_geom *g, const float *x,
-                                      sp_plane px, size_t oy, size_t ox) {
+static inline sp_winner sp_max_window3(const sp_geom *g, const float *x,
+                                       sp_plane px, size_t od, size_t oy,
+                                       size_t ox) {
   sp_winner best = {0, 0};
   float m = 0.0f;
   int found = 0;
-  for (size_t ki = 0; ki < g->kh; ki++) {
-    ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
-    if (!sp_inside(iy, g->h))
-      continue;
-    for (size_t kj = 0; kj < g->kw; kj++) {
-      ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
-      if (!sp_inside(ix, g->w))
-        continue;
-      size_t flat = (size_t)iy * g->w + (size_t)ix;
-      float v = x[px.base + flat * px.step];
-      if (!found || v > m || isnan(v)) {
-        m = v;
-        best.flat = flat;
-        best.tap = ki * g->kw + kj;
-        found = 1;
-      }
+  SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
+    const float v = x[px.base + flat * px.step];
+    if (!found || v > m || isnan(v)) {
+      m = v;
+      best.flat = flat;
+      best.tap = tap;
+      found = 1;
     }
-  }
+  });
   return best;
+}
+
+static inline sp_winner sp_max_window(const sp_geom *g, const float *x,
+                                      sp_plane px, size_t oy, size_t ox) {
+  return sp_max_window3(g, x, px, 0, oy, ox);
 }
 
 /* Number of taps of one axis whose position lies in [lo, hi): the taps sit
@@ -186,27 +278,50 @@ static inline size_t sp_avg_taps_w(const sp_geom *g, size_t ox) {
   return sp_taps_in(ox, g->sw, g->pl, g->kw, g->dw, lo, (ptrdiff_t)hi);
 }
 
-/* AVG divisor of the window at (oy, ox). */
+static inline size_t sp_avg_taps_d(const sp_geom *g, size_t od) {
+  const ptrdiff_t lo = g->count_include_pad ? -(ptrdiff_t)g->pf : 0;
+  const size_t hi = g->d + (g->count_include_pad ? g->pk : 0);
+  return sp_taps_in(od, g->sd, g->pf, g->kd, g->dd, lo, (ptrdiff_t)hi);
+}
+
+/* AVG divisor of the fixed window at (od, oy, ox): the product of its
+ * axes' counts, converted once (exact in sp_wide: each count is below
+ * 2^41). sp_avg_divisor: 2D plans. */
+static inline float sp_avg_divisor3(const sp_geom *g, size_t od, size_t oy,
+                                    size_t ox) {
+  return (float)((sp_wide)sp_avg_taps_d(g, od) * sp_avg_taps_h(g, oy) *
+                 sp_avg_taps_w(g, ox));
+}
+
 static inline float sp_avg_divisor(const sp_geom *g, size_t oy, size_t ox) {
   return (float)(sp_avg_taps_h(g, oy) * sp_avg_taps_w(g, ox));
 }
 
-/* y of one AVG window: the row-major sum of its valid taps over the divisor,
- * NaN canonical. */
+/* v divided as AVG divides window (od, oy, ox)'s sum (or, backward, its
+ * dy): by the divisor; adaptive windows ((v / kd) / kh) / kw with the
+ * window's extents (PyTorch's adaptive kernels). No canonicalization. */
+static inline float sp_avg_share(const sp_geom *g, float v, size_t od,
+                                 size_t oy, size_t ox) {
+  if (g->adaptive)
+    return ((v / (float)sp_win_d(g, od).k) / (float)sp_win_h(g, oy).k) /
+           (float)sp_win_w(g, ox).k;
+  return v / sp_avg_divisor3(g, od, oy, ox);
+}
+
+/* y of one AVG window: the row-major sum of its valid taps, divided (any
+ * rank: sp_avg_window3; 2D: sp_avg_window), NaN canonical. */
+static inline float sp_avg_window3(const sp_geom *g, const float *x,
+                                   sp_plane px, size_t od, size_t oy,
+                                   size_t ox) {
+  float acc = 0.0f;
+  SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap,
+                  { acc += x[px.base + flat * px.step]; });
+  return sp_canonical(sp_avg_share(g, acc, od, oy, ox));
+}
+
 static inline float sp_avg_window(const sp_geom *g, const float *x, sp_plane px,
                                   size_t oy, size_t ox) {
-  float acc = 0.0f;
-  for (size_t ki = 0; ki < g->kh; ki++) {
-    ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
-    if (!sp_inside(iy, g->h))
-      continue;
-    for (size_t kj = 0; kj < g->kw; kj++) {
-      ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
-      if (sp_inside(ix, g->w))
-        acc += x[px.base + ((size_t)iy * g->w + (size_t)ix) * px.step];
-    }
-  }
-  return sp_canonical(acc / sp_avg_divisor(g, oy, ox));
+  return sp_avg_window3(g, x, px, 0, oy, ox);
 }
 
 /* The valid taps of the window at output o along one axis form the range
@@ -246,23 +361,20 @@ static inline float sp_lp_root(float p, float a) {
   return sp_powf(a, 1.0f / p);
 }
 
-/* y of one LP window, before NaN canonicalization. */
+/* y of one LP window, before NaN canonicalization (any rank:
+ * sp_lp_window3; 2D: sp_lp_window). */
+static inline float sp_lp_window3(const sp_geom *g, const float *x, sp_plane px,
+                                  size_t od, size_t oy, size_t ox) {
+  float acc = 0.0f;
+  SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
+    acc += sp_lp_term(g->p, fabsf(x[px.base + flat * px.step]));
+  });
+  return sp_lp_root(g->p, acc);
+}
+
 static inline float sp_lp_window(const sp_geom *g, const float *x, sp_plane px,
                                  size_t oy, size_t ox) {
-  float acc = 0.0f;
-  for (size_t ki = 0; ki < g->kh; ki++) {
-    ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
-    if (!sp_inside(iy, g->h))
-      continue;
-    for (size_t kj = 0; kj < g->kw; kj++) {
-      ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
-      if (sp_inside(ix, g->w))
-        acc += sp_lp_term(
-            g->p,
-            fabsf(x[px.base + ((size_t)iy * g->w + (size_t)ix) * px.step]));
-    }
-  }
-  return sp_lp_root(g->p, acc);
+  return sp_lp_window3(g, x, px, 0, oy, ox);
 }
 
 /* sign(x): +1, -1, +0 for ±0, NaN for NaN. */

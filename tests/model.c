@@ -2,8 +2,10 @@
 /* model.c - the independent brute-force reference of simdpool (see model.h).
  *
  * Every formula below is a rule of docs/semantics.md ("Shapes", "Numerics",
- * "Rejections"); the comments quote the rule they implement. Clarity over
- * speed: no precomputed tables, no fast paths. */
+ * "Rejections") or of the contract DESIGN.md (ranks, adaptive windows); the
+ * comments quote the rule they implement. Clarity over speed: no
+ * precomputed tables, no fast paths. Every window is three axes (depth,
+ * height, width), each resolved on its own by the same rules. */
 #include "model.h"
 
 #include <math.h>
@@ -55,13 +57,25 @@ static int mul_fits(size_t a, size_t b, size_t *product) {
   return 1;
 }
 
-/* 1 when a*b*c*d*elem_size fits in ptrdiff_t (all factors nonzero). */
-static int bytes_fit(size_t a, size_t b, size_t c, size_t d, size_t elem_size) {
-  size_t t;
-  if (!mul_fits(a, b, &t) || !mul_fits(t, c, &t) || !mul_fits(t, d, &t) ||
-      !mul_fits(t, elem_size, &t))
-    return 0;
+/* 1 when the product of the count factors times elem_size fits in
+ * ptrdiff_t. */
+static int bytes_fit(const size_t *factors, size_t count, size_t elem_size) {
+  size_t t = elem_size;
+  size_t i;
+  for (i = 0; i < count; i++)
+    if (!mul_fits(t, factors[i], &t))
+      return 0;
   return t <= (size_t)PTRDIFF_MAX;
+}
+
+/* a * b * c compared with limit, without overflow (a, b, c >= 1). */
+static int product_above(size_t a, size_t b, size_t c, size_t limit) {
+  size_t t;
+  if (!mul_fits(a, b, &t) || t > limit)
+    return 1;
+  if (!mul_fits(t, c, &t) || t > limit)
+    return 1;
+  return 0;
 }
 
 size_t model_index_size(simdpool_index_type t) {
@@ -77,20 +91,23 @@ size_t model_index_size(simdpool_index_type t) {
   }
 }
 
-size_t model_elem(simdpool_layout layout, size_t C, size_t H, size_t W,
-                  size_t n, size_t c, size_t h, size_t w) {
+size_t model_elem(simdpool_layout layout, size_t C, size_t D, size_t H,
+                  size_t W, size_t n, size_t c, size_t z, size_t h, size_t w) {
   if (layout == SIMDPOOL_NCHW)
-    return ((n * C + c) * H + h) * W + w;
-  return ((n * H + h) * W + w) * C + c;
+    return (((n * C + c) * D + z) * H + h) * W + w;
+  return (((n * D + z) * H + h) * W + w) * C + c;
 }
 
-void model_coords(simdpool_layout layout, size_t C, size_t H, size_t W,
-                  size_t off, size_t *n, size_t *c, size_t *h, size_t *w) {
+void model_coords(simdpool_layout layout, size_t C, size_t D, size_t H,
+                  size_t W, size_t off, size_t *n, size_t *c, size_t *z,
+                  size_t *h, size_t *w) {
   if (layout == SIMDPOOL_NCHW) {
     *w = off % W;
     off /= W;
     *h = off % H;
     off /= H;
+    *z = off % D;
+    off /= D;
     *c = off % C;
     *n = off / C;
   } else {
@@ -99,16 +116,18 @@ void model_coords(simdpool_layout layout, size_t C, size_t H, size_t W,
     *w = off % W;
     off /= W;
     *h = off % H;
-    *n = off / H;
+    off /= H;
+    *z = off % D;
+    *n = off / D;
   }
 }
 
 size_t model_x_count(const simdpool_desc *d) {
-  return d->n * d->c * d->h * d->w;
+  return d->n * d->c * d->d * d->h * d->w;
 }
 
 size_t model_y_count(const simdpool_desc *d, const model_shape *s) {
-  return d->n * d->c * s->out_h * s->out_w;
+  return d->n * d->c * s->out_d * s->out_h * s->out_w;
 }
 
 /* docs/semantics.md#pixel-strides: "0 means c (dense)"; NCHW is dense. */
@@ -122,21 +141,22 @@ static size_t y_stride(const simdpool_desc *d) {
                                                          : d->c;
 }
 
-/* "A tensor of P pixels spans (P - 1) * stride + c elements". */
+/* "A tensor of P pixels spans (P - 1) * stride + c elements"; a pixel is
+ * one (n, d, h, w). */
 size_t model_x_span(const simdpool_desc *d) {
   if (d->layout == SIMDPOOL_NCHW)
     return model_x_count(d);
-  return (d->n * d->h * d->w - 1) * x_stride(d) + d->c;
+  return (d->n * d->d * d->h * d->w - 1) * x_stride(d) + d->c;
 }
 
 size_t model_y_span(const simdpool_desc *d, const model_shape *s) {
   if (d->layout == SIMDPOOL_NCHW)
     return model_y_count(d, s);
-  return (d->n * s->out_h * s->out_w - 1) * y_stride(d) + d->c;
+  return (d->n * s->out_d * s->out_h * s->out_w - 1) * y_stride(d) + d->c;
 }
 
-/* Dense NHWC offset off = pixel * c + channel lives at pixel * stride +
- * channel. */
+/* Dense channels-last offset off = pixel * c + channel lives at
+ * pixel * stride + channel. */
 size_t model_x_at(const simdpool_desc *d, size_t off) {
   if (d->layout == SIMDPOOL_NCHW)
     return off;
@@ -242,9 +262,32 @@ static unsigned resolve_axis(simdpool_padding mode, int ceil_mode, long long in,
   return reasons;
 }
 
+/* The adaptive-window rules of DESIGN.md ("adaptive not 0 or 1; adaptive =
+ * 0 with any output size; adaptive = 1 with a zero output size, a kernel,
+ * stride or dilation other than 1, a padding mode other than EXPLICIT, any
+ * pad, ceil mode, or LP"). */
+static unsigned adaptive_reasons(const simdpool_desc *d) {
+  if (d->adaptive != 0 && d->adaptive != 1)
+    return MODEL_BAD_ADAPTIVE;
+  if (d->adaptive == 0)
+    return d->out_d || d->out_h || d->out_w ? MODEL_BAD_ADAPTIVE : 0u;
+  if (d->out_d == 0 || d->out_h == 0 || d->out_w == 0)
+    return MODEL_BAD_ADAPTIVE;
+  if (d->kernel_d != 1 || d->kernel_h != 1 || d->kernel_w != 1 ||
+      d->stride_d != 1 || d->stride_h != 1 || d->stride_w != 1 ||
+      d->dilation_d != 1 || d->dilation_h != 1 || d->dilation_w != 1)
+    return MODEL_BAD_ADAPTIVE;
+  if (d->padding != SIMDPOOL_PAD_EXPLICIT || d->pad_front || d->pad_top ||
+      d->pad_left || d->pad_back || d->pad_bottom || d->pad_right)
+    return MODEL_BAD_ADAPTIVE;
+  if (d->ceil_mode != 0 || d->method == SIMDPOOL_LP)
+    return MODEL_BAD_ADAPTIVE;
+  return 0;
+}
+
 void model_resolve(const simdpool_desc *d, model_shape *s) {
   unsigned r = 0;
-  const long long limit = (long long)1 << 31;
+  const size_t limit = (size_t)1 << 31;
 
   memset(s, 0, sizeof *s);
 
@@ -256,15 +299,17 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
       (unsigned)d->isa > (unsigned)SIMDPOOL_ISA_NEON)
     r |= MODEL_BAD_ENUM;
 
-  /* "any zero size, stride or dilation" */
-  if (d->n == 0 || d->c == 0 || d->h == 0 || d->w == 0 || d->kernel_h == 0 ||
-      d->kernel_w == 0 || d->stride_h == 0 || d->stride_w == 0 ||
-      d->dilation_h == 0 || d->dilation_w == 0)
+  /* "any zero size, stride or dilation" (the depth axis too) */
+  if (d->n == 0 || d->c == 0 || d->d == 0 || d->h == 0 || d->w == 0 ||
+      d->kernel_d == 0 || d->kernel_h == 0 || d->kernel_w == 0 ||
+      d->stride_d == 0 || d->stride_h == 0 || d->stride_w == 0 ||
+      d->dilation_d == 0 || d->dilation_h == 0 || d->dilation_w == 0)
     r |= MODEL_BAD_NULL_SIZE;
 
   /* docs/semantics.md#rejections: pads must be 0 unless padding == EXPLICIT */
   if (d->padding != SIMDPOOL_PAD_EXPLICIT &&
-      (d->pad_top || d->pad_left || d->pad_bottom || d->pad_right))
+      (d->pad_front || d->pad_top || d->pad_left || d->pad_back ||
+       d->pad_bottom || d->pad_right))
     r |= MODEL_BAD_PAD_MODE;
 
   /* "ceil_mode must be 0 or 1 (and 0 with VALID/SAME_*)" */
@@ -299,48 +344,83 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
                          d->clamp_min > d->clamp_max)))
     r |= MODEL_BAD_CLAMP;
 
+  r |= adaptive_reasons(d);
+
   /* Geometry, when the sizes make sense. */
   if (!(r & (MODEL_BAD_NULL_SIZE | MODEL_BAD_ENUM))) {
-    long long oh, ow, pt, pb, pl, pr;
+    long long out[3], pb[3], pe[3];
     unsigned geo = 0;
+    size_t factors[5];
+    int ax;
     /* The model's own limit (see model.h): it never sees larger values. */
-    if (d->h >= (size_t)limit || d->w >= (size_t)limit ||
-        d->kernel_h >= (size_t)limit || d->kernel_w >= (size_t)limit ||
-        d->stride_h >= (size_t)limit || d->stride_w >= (size_t)limit ||
-        d->dilation_h >= (size_t)limit || d->dilation_w >= (size_t)limit ||
-        d->pad_top >= (size_t)limit || d->pad_bottom >= (size_t)limit ||
-        d->pad_left >= (size_t)limit || d->pad_right >= (size_t)limit) {
+    if (d->d >= limit || d->h >= limit || d->w >= limit ||
+        d->kernel_d >= limit || d->kernel_h >= limit || d->kernel_w >= limit ||
+        d->stride_d >= limit || d->stride_h >= limit || d->stride_w >= limit ||
+        d->dilation_d >= limit || d->dilation_h >= limit ||
+        d->dilation_w >= limit || d->pad_front >= limit ||
+        d->pad_back >= limit || d->pad_top >= limit || d->pad_bottom >= limit ||
+        d->pad_left >= limit || d->pad_right >= limit || d->out_d >= limit ||
+        d->out_h >= limit || d->out_w >= limit) {
       /* Outside the model's domain; the test generator never goes there. */
       s->reasons = r | MODEL_BAD_OVERFLOW;
       return;
     }
-    geo |= resolve_axis(d->padding, d->ceil_mode != 0, (long long)d->h,
-                        (long long)d->kernel_h, (long long)d->stride_h,
-                        (long long)d->dilation_h, (long long)d->pad_top,
-                        (long long)d->pad_bottom, &oh, &pt, &pb);
-    geo |= resolve_axis(d->padding, d->ceil_mode != 0, (long long)d->w,
-                        (long long)d->kernel_w, (long long)d->stride_w,
-                        (long long)d->dilation_w, (long long)d->pad_left,
-                        (long long)d->pad_right, &ow, &pl, &pr);
+    if (d->adaptive == 1) {
+      /* "the output size is given": no padding, every window non-empty
+       * (a zero output size is MODEL_BAD_ADAPTIVE). */
+      out[0] = (long long)d->out_d;
+      out[1] = (long long)d->out_h;
+      out[2] = (long long)d->out_w;
+      for (ax = 0; ax < 3; ax++) {
+        pb[ax] = pe[ax] = 0;
+        if (out[ax] < 1)
+          geo |= MODEL_BAD_OUT;
+      }
+    } else {
+      /* "Per spatial axis (depth, height, width alike)" */
+      geo |= resolve_axis(d->padding, d->ceil_mode != 0, (long long)d->d,
+                          (long long)d->kernel_d, (long long)d->stride_d,
+                          (long long)d->dilation_d, (long long)d->pad_front,
+                          (long long)d->pad_back, &out[0], &pb[0], &pe[0]);
+      geo |= resolve_axis(d->padding, d->ceil_mode != 0, (long long)d->h,
+                          (long long)d->kernel_h, (long long)d->stride_h,
+                          (long long)d->dilation_h, (long long)d->pad_top,
+                          (long long)d->pad_bottom, &out[1], &pb[1], &pe[1]);
+      geo |= resolve_axis(d->padding, d->ceil_mode != 0, (long long)d->w,
+                          (long long)d->kernel_w, (long long)d->stride_w,
+                          (long long)d->dilation_w, (long long)d->pad_left,
+                          (long long)d->pad_right, &out[2], &pb[2], &pe[2]);
+    }
     r |= geo;
-    s->pad_top = (size_t)pt;
-    s->pad_bottom = (size_t)pb;
-    s->pad_left = (size_t)pl;
-    s->pad_right = (size_t)pr;
+    s->pad_front = (size_t)pb[0];
+    s->pad_top = (size_t)pb[1];
+    s->pad_left = (size_t)pb[2];
+    s->pad_back = (size_t)pe[0];
+    s->pad_bottom = (size_t)pe[1];
+    s->pad_right = (size_t)pe[2];
     if (!(geo & MODEL_BAD_OUT)) {
-      s->out_h = (size_t)oh;
-      s->out_w = (size_t)ow;
+      s->out_d = (size_t)out[0];
+      s->out_h = (size_t)out[1];
+      s->out_w = (size_t)out[2];
     }
 
-    /* "any byte count of x, y, dx, dy or indices above PTRDIFF_MAX" */
-    if (!bytes_fit(d->n, d->c, d->h, d->w, sizeof(float)))
+    /* "any byte count of x, y, dx, dy or indices above PTRDIFF_MAX"; x is
+     * n*c*d*h*w floats, y n*c*out_d*out_h*out_w. */
+    factors[0] = d->n;
+    factors[1] = d->c;
+    factors[2] = d->d;
+    factors[3] = d->h;
+    factors[4] = d->w;
+    if (!bytes_fit(factors, 5, sizeof(float)))
       r |= MODEL_BAD_OVERFLOW;
     if (!(geo & MODEL_BAD_OUT)) {
-      if (!bytes_fit(d->n, d->c, s->out_h, s->out_w, sizeof(float)))
+      factors[2] = s->out_d;
+      factors[3] = s->out_h;
+      factors[4] = s->out_w;
+      if (!bytes_fit(factors, 5, sizeof(float)))
         r |= MODEL_BAD_OVERFLOW;
       if (d->method == SIMDPOOL_MAX && model_index_size(d->index_type) != 0 &&
-          !bytes_fit(d->n, d->c, s->out_h, s->out_w,
-                     model_index_size(d->index_type)))
+          !bytes_fit(factors, 5, model_index_size(d->index_type)))
         r |= MODEL_BAD_OVERFLOW;
     }
     /* Strided spans, in long double: the test draws strides far below any
@@ -350,21 +430,22 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
       const long double lim = (long double)PTRDIFF_MAX;
       const long double xs = (long double)x_stride(d),
                         ys = (long double)y_stride(d);
-      if (((long double)d->n * d->h * d->w - 1) * xs + d->c > lim / 4 ||
-          ((long double)d->n * s->out_h * s->out_w - 1) * ys + d->c > lim / 4 ||
+      if (((long double)d->n * d->d * d->h * d->w - 1) * xs + d->c > lim / 4 ||
+          ((long double)d->n * s->out_d * s->out_h * s->out_w - 1) * ys + d->c >
+              lim / 4 ||
           xs > lim / 4 || ys > lim / 4)
         r |= MODEL_BAD_OVERFLOW;
     }
 
-    /* "an index type too narrow for the shape (I32 needs h*w <= INT32_MAX;
-     * U8 needs k_h*k_w <= 256)" */
+    /* "an index type too narrow for the shape (I32 needs d*h*w <=
+     * INT32_MAX; U8 needs kernel_d*kernel_h*kernel_w <= 256 and a
+     * fixed-window plan)" */
     if (d->method == SIMDPOOL_MAX && d->index_type == SIMDPOOL_INDEX_I32 &&
-        (unsigned long long)d->h * (unsigned long long)d->w >
-            (unsigned long long)INT32_MAX)
+        product_above(d->d, d->h, d->w, (size_t)INT32_MAX))
       r |= MODEL_UNSUP_I32;
     if (d->method == SIMDPOOL_MAX && d->index_type == SIMDPOOL_INDEX_U8 &&
-        (unsigned long long)d->kernel_h * (unsigned long long)d->kernel_w >
-            256u)
+        (product_above(d->kernel_d, d->kernel_h, d->kernel_w, 256u) ||
+         d->adaptive == 1))
       r |= MODEL_UNSUP_U8;
   }
   s->reasons = r;
@@ -405,6 +486,7 @@ const char *model_reason_string(unsigned reasons) {
       {MODEL_BAD_OVERFLOW, "byte count overflow"},
       {MODEL_BAD_PIXEL_STRIDE, "bad pixel stride"},
       {MODEL_BAD_CLAMP, "bad clamp"},
+      {MODEL_BAD_ADAPTIVE, "bad adaptive fields"},
       {MODEL_UNSUP_I32, "I32 too narrow"},
       {MODEL_UNSUP_U8, "U8 too narrow"},
   };
@@ -421,99 +503,226 @@ const char *model_reason_string(unsigned reasons) {
 /* Windows                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Input row of tap i of output row oh (may be outside [0, h)). */
-static long long tap_row(const simdpool_desc *d, const model_shape *s,
-                         size_t oh, size_t i) {
-  return (long long)(oh * d->stride_h) - (long long)s->pad_top +
-         (long long)(i * d->dilation_h);
+/* One spatial axis of a resolved desc. */
+typedef struct axis {
+  long long in, k, s, dl; /* input size, kernel, stride, dilation */
+  long long pb, pe;       /* resolved pads */
+  long long out;
+  int adaptive;
+} axis;
+
+static axis get_axis(const simdpool_desc *d, const model_shape *s, int ax) {
+  axis a;
+  if (ax == MODEL_AXIS_D) {
+    a.in = (long long)d->d;
+    a.k = (long long)d->kernel_d;
+    a.s = (long long)d->stride_d;
+    a.dl = (long long)d->dilation_d;
+    a.pb = (long long)s->pad_front;
+    a.pe = (long long)s->pad_back;
+    a.out = (long long)s->out_d;
+  } else if (ax == MODEL_AXIS_H) {
+    a.in = (long long)d->h;
+    a.k = (long long)d->kernel_h;
+    a.s = (long long)d->stride_h;
+    a.dl = (long long)d->dilation_h;
+    a.pb = (long long)s->pad_top;
+    a.pe = (long long)s->pad_bottom;
+    a.out = (long long)s->out_h;
+  } else {
+    a.in = (long long)d->w;
+    a.k = (long long)d->kernel_w;
+    a.s = (long long)d->stride_w;
+    a.dl = (long long)d->dilation_w;
+    a.pb = (long long)s->pad_left;
+    a.pe = (long long)s->pad_right;
+    a.out = (long long)s->out_w;
+  }
+  a.adaptive = d->adaptive == 1;
+  return a;
 }
 
-static long long tap_col(const simdpool_desc *d, const model_shape *s,
-                         size_t ow, size_t j) {
-  return (long long)(ow * d->stride_w) - (long long)s->pad_left +
-         (long long)(j * d->dilation_w);
+/* Adaptive window o: "[start_i, end_i) with start_i = floor(i*in/out),
+ * end_i = ceil((i+1)*in/out), computed in integers" (in, out < 2^31: the
+ * products fit in 64 bits). */
+static long long adaptive_start(const axis *a, long long o) {
+  return o * a->in / a->out;
 }
 
-static int row_inside(const simdpool_desc *d, long long ih) {
-  return ih >= 0 && ih < (long long)d->h;
+static long long adaptive_end(const axis *a, long long o) {
+  return ((o + 1) * a->in + a->out - 1) / a->out;
 }
 
-static int col_inside(const simdpool_desc *d, long long iw) {
-  return iw >= 0 && iw < (long long)d->w;
+/* Taps of window o: the kernel, or the adaptive window's extent. */
+static long long axis_taps(const axis *a, long long o) {
+  if (a->adaptive)
+    return adaptive_end(a, o) - adaptive_start(a, o);
+  return a->k;
 }
 
-/* Offset in x of a tap known to be inside the input. */
-static size_t x_offset(const simdpool_desc *d, size_t n, size_t c, long long ih,
-                       long long iw) {
-  return model_x_at(
-      d, model_elem(d->layout, d->c, d->h, d->w, n, c, (size_t)ih, (size_t)iw));
+/* Input position of tap t of window o: "o*stride - pad_begin +
+ * t*dilation", or the adaptive window's start + t. */
+static long long axis_pos(const axis *a, long long o, long long t) {
+  if (a->adaptive)
+    return adaptive_start(a, o) + t;
+  return o * a->s - a->pb + t * a->dl;
+}
+
+static int axis_inside(const axis *a, long long pos) {
+  return pos >= 0 && pos < a->in;
+}
+
+/* AVG count of window o on one axis: "counted only with count_include_pad,
+ * and then only the taps in [-pb, in+pe)"; else only the valid taps. */
+static long long axis_count(const axis *a, long long o, int include_pad) {
+  long long t, count = 0;
+  for (t = 0; t < axis_taps(a, o); t++) {
+    long long pos = axis_pos(a, o, t);
+    if (include_pad ? (pos >= -a->pb && pos < a->in + a->pe)
+                    : axis_inside(a, pos))
+      count++;
+  }
+  return count;
+}
+
+size_t model_window_taps(const simdpool_desc *d, const model_shape *s,
+                         int axis_index, size_t o) {
+  axis a = get_axis(d, s, axis_index);
+  return (size_t)axis_taps(&a, (long long)o);
+}
+
+long long model_tap_pos(const simdpool_desc *d, const model_shape *s,
+                        int axis_index, size_t o, size_t t) {
+  axis a = get_axis(d, s, axis_index);
+  return axis_pos(&a, (long long)o, (long long)t);
+}
+
+/* The window of one output, scanned tap by tap in row-major order ("kd
+ * outer, then kh, kw inner"), visiting only the valid taps. */
+typedef struct window {
+  axis a[3];
+  long long o[3];    /* output coordinate per axis */
+  long long taps[3]; /* taps per axis */
+  long long t[3];    /* current tap per axis */
+  long long pos[3];  /* current input position per axis */
+  int started;
+} window;
+
+static void window_begin(window *win, const simdpool_desc *d,
+                         const model_shape *s, size_t od, size_t oh,
+                         size_t ow) {
+  int ax;
+  memset(win, 0, sizeof *win);
+  win->o[0] = (long long)od;
+  win->o[1] = (long long)oh;
+  win->o[2] = (long long)ow;
+  for (ax = 0; ax < 3; ax++) {
+    win->a[ax] = get_axis(d, s, ax);
+    win->taps[ax] = axis_taps(&win->a[ax], win->o[ax]);
+  }
+}
+
+/* Advances to the next valid tap; 0 when the window is done. */
+static int window_next(window *win) {
+  int ax;
+  for (;;) {
+    if (!win->started) {
+      win->started = 1;
+    } else {
+      win->t[2]++;
+      if (win->t[2] == win->taps[2]) {
+        win->t[2] = 0;
+        win->t[1]++;
+        if (win->t[1] == win->taps[1]) {
+          win->t[1] = 0;
+          win->t[0]++;
+        }
+      }
+    }
+    if (win->t[0] >= win->taps[0])
+      return 0;
+    for (ax = 0; ax < 3; ax++)
+      win->pos[ax] = axis_pos(&win->a[ax], win->o[ax], win->t[ax]);
+    if (axis_inside(&win->a[0], win->pos[0]) &&
+        axis_inside(&win->a[1], win->pos[1]) &&
+        axis_inside(&win->a[2], win->pos[2]))
+      return 1;
+  }
+}
+
+/* Offset in x of the window's current tap (n, c, id, ih, iw). */
+static size_t tap_offset(const simdpool_desc *d, const window *win, size_t n,
+                         size_t c) {
+  return model_x_at(d, model_elem(d->layout, d->c, d->d, d->h, d->w, n, c,
+                                  (size_t)win->pos[0], (size_t)win->pos[1],
+                                  (size_t)win->pos[2]));
 }
 
 /* The winner of one MAX window: "scan the window's valid taps in row-major
- * order (kh outer, kw inner). The first valid tap is the running max. A later
- * tap replaces it when v > max || isnan(v)." */
+ * order (kd outer, then kh, kw inner). The first valid tap is the running
+ * max. A later tap replaces it when v > max || isnan(v)." */
 typedef struct winner {
   size_t x_off;     /* offset in x */
-  long long ih, iw; /* input position */
-  size_t i, j;      /* tap position inside the window */
+  long long pos[3]; /* input position (id, ih, iw) */
+  long long t[3];   /* tap position inside the window */
 } winner;
 
 static winner max_window(const simdpool_desc *d, const model_shape *s,
-                         const float *x, size_t n, size_t c, size_t oh,
-                         size_t ow) {
+                         const float *x, size_t n, size_t c, size_t od,
+                         size_t oh, size_t ow) {
   winner best;
   float best_value = 0.0f;
   int have = 0;
-  size_t i, j;
+  window win;
   memset(&best, 0, sizeof best);
-  for (i = 0; i < d->kernel_h; i++) {
-    long long ih = tap_row(d, s, oh, i);
-    if (!row_inside(d, ih))
-      continue;
-    for (j = 0; j < d->kernel_w; j++) {
-      long long iw = tap_col(d, s, ow, j);
-      size_t off;
-      float v;
-      if (!col_inside(d, iw))
-        continue;
-      off = x_offset(d, n, c, ih, iw);
-      v = x[off];
-      if (!have || v > best_value || isnan(v)) {
-        have = 1;
-        best_value = v;
-        best.x_off = off;
-        best.ih = ih;
-        best.iw = iw;
-        best.i = i;
-        best.j = j;
-      }
+  window_begin(&win, d, s, od, oh, ow);
+  while (window_next(&win)) {
+    size_t off = tap_offset(d, &win, n, c);
+    float v = x[off];
+    if (!have || v > best_value || isnan(v)) {
+      have = 1;
+      best_value = v;
+      best.x_off = off;
+      memcpy(best.pos, win.pos, sizeof best.pos);
+      memcpy(best.t, win.t, sizeof best.t);
     }
   }
   return best;
 }
 
-/* AVG divisor (docs/semantics.md#avg-forward). */
-static size_t avg_divisor(const simdpool_desc *d, const model_shape *s,
-                          size_t oh, size_t ow) {
-  size_t rows = 0, cols = 0, valid_rows = 0, valid_cols = 0;
-  size_t i, j;
-  for (i = 0; i < d->kernel_h; i++) {
-    long long ih = tap_row(d, s, oh, i);
-    if (ih >= -(long long)s->pad_top && ih < (long long)(d->h + s->pad_bottom))
-      rows++;
-    if (row_inside(d, ih))
-      valid_rows++;
-  }
-  for (j = 0; j < d->kernel_w; j++) {
-    long long iw = tap_col(d, s, ow, j);
-    if (iw >= -(long long)s->pad_left && iw < (long long)(d->w + s->pad_right))
-      cols++;
-    if (col_inside(d, iw))
-      valid_cols++;
-  }
-  if (d->count_include_pad)
-    return rows * cols;
-  return valid_rows * valid_cols;
+/* AVG of one window: "acc = 0.0f; acc += x for each counted input tap in
+ * row-major order; y = acc / (float)divisor", the divisor "the product of
+ * its three axes' counts"; adaptive: "y = ((acc / (float)kd) / (float)kh) /
+ * (float)kw". NaN canonical. */
+static float avg_window(const simdpool_desc *d, const model_shape *s,
+                        const float *x, size_t n, size_t c, size_t od,
+                        size_t oh, size_t ow) {
+  float acc = 0.0f;
+  window win;
+  window_begin(&win, d, s, od, oh, ow);
+  while (window_next(&win))
+    acc = acc + x[tap_offset(d, &win, n, c)];
+  if (d->adaptive == 1)
+    return canon(((acc / (float)win.taps[0]) / (float)win.taps[1]) /
+                 (float)win.taps[2]);
+  return canon(acc /
+               (float)(axis_count(&win.a[0], win.o[0], d->count_include_pad) *
+                       axis_count(&win.a[1], win.o[1], d->count_include_pad) *
+                       axis_count(&win.a[2], win.o[2], d->count_include_pad)));
+}
+
+/* The share of dy every tap of an AVG window gets: "dx[tap] += dy /
+ * (float)divisor (adaptive: dx[tap] += ((dy / kd) / kh) / kw)". */
+static float avg_share(const simdpool_desc *d, const model_shape *s, float dy,
+                       size_t od, size_t oh, size_t ow) {
+  window win;
+  window_begin(&win, d, s, od, oh, ow);
+  if (d->adaptive == 1)
+    return ((dy / (float)win.taps[0]) / (float)win.taps[1]) /
+           (float)win.taps[2];
+  return dy / (float)(axis_count(&win.a[0], win.o[0], d->count_include_pad) *
+                      axis_count(&win.a[1], win.o[1], d->count_include_pad) *
+                      axis_count(&win.a[2], win.o[2], d->count_include_pad));
 }
 
 /* LP helpers (docs/semantics.md#lp-forward). */
@@ -544,21 +753,13 @@ static float lp_sign(float x) {
 }
 
 static float lp_window(const simdpool_desc *d, const model_shape *s,
-                       const float *x, size_t n, size_t c, size_t oh,
+                       const float *x, size_t n, size_t c, size_t od, size_t oh,
                        size_t ow) {
   float acc = 0.0f;
-  size_t i, j;
-  for (i = 0; i < d->kernel_h; i++) {
-    long long ih = tap_row(d, s, oh, i);
-    if (!row_inside(d, ih))
-      continue;
-    for (j = 0; j < d->kernel_w; j++) {
-      long long iw = tap_col(d, s, ow, j);
-      if (!col_inside(d, iw))
-        continue;
-      acc = acc + lp_t(d->p, fabsf(x[x_offset(d, n, c, ih, iw)]));
-    }
-  }
+  window win;
+  window_begin(&win, d, s, od, oh, ow);
+  while (window_next(&win))
+    acc = acc + lp_t(d->p, fabsf(x[tap_offset(d, &win, n, c)]));
   return canon(lp_r(d->p, acc));
 }
 
@@ -566,16 +767,24 @@ static float lp_window(const simdpool_desc *d, const model_shape *s,
 /* Forward                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* "I32/I64: the flat index of the winner inside its input plane, (id*h +
+ * ih)*w + iw; U8: the tap's position inside the window, (kd_i*kernel_h +
+ * kh_i)*kernel_w + kw_i". */
 static void store_index(simdpool_index_type t, void *indices, size_t off,
                         const simdpool_desc *d, const winner *win) {
+  long long flat =
+      (win->pos[0] * (long long)d->h + win->pos[1]) * (long long)d->w +
+      win->pos[2];
   if (t == SIMDPOOL_INDEX_I32) {
-    int32_t v = (int32_t)(win->ih * (long long)d->w + win->iw);
+    int32_t v = (int32_t)flat;
     memcpy((char *)indices + off * sizeof v, &v, sizeof v);
   } else if (t == SIMDPOOL_INDEX_I64) {
-    int64_t v = (int64_t)(win->ih * (long long)d->w + win->iw);
+    int64_t v = (int64_t)flat;
     memcpy((char *)indices + off * sizeof v, &v, sizeof v);
   } else if (t == SIMDPOOL_INDEX_U8) {
-    uint8_t v = (uint8_t)(win->i * d->kernel_w + win->j);
+    uint8_t v = (uint8_t)((win->t[0] * (long long)d->kernel_h + win->t[1]) *
+                              (long long)d->kernel_w +
+                          win->t[2]);
     memcpy((char *)indices + off * sizeof v, &v, sizeof v);
   }
 }
@@ -585,32 +794,20 @@ void model_forward(const simdpool_desc *d, const model_shape *s, const float *x,
   size_t total = model_y_count(d, s);
   size_t off;
   for (off = 0; off < total; off++) {
-    size_t n, c, oh, ow;
-    model_coords(d->layout, d->c, s->out_h, s->out_w, off, &n, &c, &oh, &ow);
+    size_t n, c, od, oh, ow;
     float r;
+    model_coords(d->layout, d->c, s->out_d, s->out_h, s->out_w, off, &n, &c,
+                 &od, &oh, &ow);
     if (d->method == SIMDPOOL_MAX) {
-      winner win = max_window(d, s, x, n, c, oh, ow);
+      winner win = max_window(d, s, x, n, c, od, oh, ow);
       /* "Output = the bits of the final winner" */
       memcpy(&r, &x[win.x_off], sizeof(float));
       if (indices != NULL)
         store_index(d->index_type, indices, off, d, &win);
     } else if (d->method == SIMDPOOL_AVG) {
-      float acc = 0.0f;
-      size_t i, j;
-      for (i = 0; i < d->kernel_h; i++) {
-        long long ih = tap_row(d, s, oh, i);
-        if (!row_inside(d, ih))
-          continue;
-        for (j = 0; j < d->kernel_w; j++) {
-          long long iw = tap_col(d, s, ow, j);
-          if (!col_inside(d, iw))
-            continue;
-          acc = acc + x[x_offset(d, n, c, ih, iw)];
-        }
-      }
-      r = canon(acc / (float)avg_divisor(d, s, oh, ow));
+      r = avg_window(d, s, x, n, c, od, oh, ow);
     } else {
-      r = lp_window(d, s, x, n, c, oh, ow);
+      r = lp_window(d, s, x, n, c, od, oh, ow);
     }
     /* "clamps every output once it is final"; indices stay dense */
     y[model_y_at(d, off)] = clamp_y(d, r);
@@ -621,26 +818,34 @@ void model_forward(const simdpool_desc *d, const model_shape *s, const float *x,
 /* Indices                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Decodes the index at offset off into the input tap it names; 0 when it
- * names no valid tap of window (oh, ow). */
+/* Decodes the index at offset off into the input position it names; 0 when
+ * it names no valid tap of window (od, oh, ow). */
 static int decode_index(const simdpool_desc *d, const model_shape *s,
-                        const void *indices, size_t off, size_t oh, size_t ow,
-                        long long *ih_p, long long *iw_p) {
+                        const void *indices, size_t off, size_t od, size_t oh,
+                        size_t ow, long long pos[3]) {
+  window win;
+  int ax;
+  window_begin(&win, d, s, od, oh, ow);
   if (d->index_type == SIMDPOOL_INDEX_U8) {
     uint8_t v;
-    size_t i, j;
+    long long t[3];
     memcpy(&v, (const char *)indices + off, 1);
-    if ((size_t)v >= d->kernel_h * d->kernel_w)
+    if ((size_t)v >= d->kernel_d * d->kernel_h * d->kernel_w)
       return 0;
-    i = v / d->kernel_w;
-    j = v % d->kernel_w;
-    *ih_p = tap_row(d, s, oh, i);
-    *iw_p = tap_col(d, s, ow, j);
-    return row_inside(d, *ih_p) && col_inside(d, *iw_p);
+    t[0] = (long long)(v / (d->kernel_h * d->kernel_w));
+    t[1] = (long long)(v / d->kernel_w % d->kernel_h);
+    t[2] = (long long)(v % d->kernel_w);
+    for (ax = 0; ax < 3; ax++) {
+      if (t[ax] >= win.taps[ax])
+        return 0;
+      pos[ax] = axis_pos(&win.a[ax], win.o[ax], t[ax]);
+      if (!axis_inside(&win.a[ax], pos[ax]))
+        return 0;
+    }
+    return 1;
   } else {
-    long long flat, ih, iw;
-    int row_ok = 0, col_ok = 0;
-    size_t i, j;
+    long long flat;
+    long long plane = (long long)(d->d * d->h * d->w);
     if (d->index_type == SIMDPOOL_INDEX_I32) {
       int32_t v;
       memcpy(&v, (const char *)indices + off * 4, 4);
@@ -652,20 +857,22 @@ static int decode_index(const simdpool_desc *d, const model_shape *s,
         return 0;
       flat = (long long)v;
     }
-    if (flat < 0 || flat >= (long long)(d->h * d->w))
+    if (flat < 0 || flat >= plane)
       return 0;
-    ih = flat / (long long)d->w;
-    iw = flat % (long long)d->w;
-    /* Must be a tap of this window: some i and j land on it. */
-    for (i = 0; i < d->kernel_h; i++)
-      if (tap_row(d, s, oh, i) == ih)
-        row_ok = 1;
-    for (j = 0; j < d->kernel_w; j++)
-      if (tap_col(d, s, ow, j) == iw)
-        col_ok = 1;
-    *ih_p = ih;
-    *iw_p = iw;
-    return row_ok && col_ok;
+    pos[0] = flat / (long long)(d->h * d->w);
+    pos[1] = flat / (long long)d->w % (long long)d->h;
+    pos[2] = flat % (long long)d->w;
+    /* Must be a tap of this window: on every axis some tap lands on it. */
+    for (ax = 0; ax < 3; ax++) {
+      long long t;
+      int hit = 0;
+      for (t = 0; t < win.taps[ax]; t++)
+        if (axis_pos(&win.a[ax], win.o[ax], t) == pos[ax])
+          hit = 1;
+      if (!hit)
+        return 0;
+    }
+    return 1;
   }
 }
 
@@ -674,10 +881,11 @@ int model_indices_valid(const simdpool_desc *d, const model_shape *s,
   size_t total = model_y_count(d, s);
   size_t off;
   for (off = 0; off < total; off++) {
-    size_t n, c, oh, ow;
-    long long ih = 0, iw = 0;
-    model_coords(d->layout, d->c, s->out_h, s->out_w, off, &n, &c, &oh, &ow);
-    if (!decode_index(d, s, indices, off, oh, ow, &ih, &iw)) {
+    size_t n, c, od, oh, ow;
+    long long pos[3];
+    model_coords(d->layout, d->c, s->out_d, s->out_h, s->out_w, off, &n, &c,
+                 &od, &oh, &ow);
+    if (!decode_index(d, s, indices, off, od, oh, ow, pos)) {
       if (bad != NULL)
         *bad = off;
       return 0;
@@ -710,33 +918,36 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
   for (off = 0; off < xtotal; off++)
     dx[model_x_at(d, off)] = 0.0f;
 
-  /* "for each output in row-major order (n, c, oh, ow for NCHW; n, oh, ow, c
-   * for NHWC)": that is the memory order of y. */
+  /* "for each output in row-major order (n, c, od, oh, ow for
+   * channels-first; n, od, oh, ow, c for channels-last)": that is the
+   * memory order of y. */
   for (off = 0; off < total; off++) {
-    size_t n, c, oh, ow;
-    model_coords(d->layout, d->c, s->out_h, s->out_w, off, &n, &c, &oh, &ow);
+    size_t n, c, od, oh, ow;
+    const float dyv = dy[model_y_at(d, off)];
+    model_coords(d->layout, d->c, s->out_d, s->out_h, s->out_w, off, &n, &c,
+                 &od, &oh, &ow);
     if (d->method == SIMDPOOL_MAX) {
       size_t target;
       if (indices != NULL) {
-        long long ih = 0, iw = 0;
-        decode_index(d, s, indices, off, oh, ow, &ih, &iw);
-        target = x_offset(d, n, c, ih, iw);
+        long long pos[3] = {0, 0, 0};
+        decode_index(d, s, indices, off, od, oh, ow, pos);
+        target = model_x_at(d, model_elem(d->layout, d->c, d->d, d->h, d->w, n,
+                                          c, (size_t)pos[0], (size_t)pos[1],
+                                          (size_t)pos[2]));
       } else {
-        target = max_window(d, s, x, n, c, oh, ow).x_off;
+        target = max_window(d, s, x, n, c, od, oh, ow).x_off;
       }
       /* "dx[winner] += dy" */
-      add_to(dx, target, dy[model_y_at(d, off)]);
+      add_to(dx, target, dyv);
     } else {
       float g;
-      size_t i, j;
+      window win;
       if (d->method == SIMDPOOL_AVG) {
-        /* "dx[tap] += dy / (float)divisor" */
-        g = dy[model_y_at(d, off)] / (float)avg_divisor(d, s, oh, ow);
+        g = avg_share(d, s, dyv, od, oh, ow);
       } else {
         /* "g is computed once: p == 1: g = dy; p == 2: g = y == 0 ? 0 :
          * dy / y; other p: g = y == 0 ? 0 : dy * pow(y, 1-p)" */
-        float y = lp_window(d, s, x, n, c, oh, ow);
-        const float dyv = dy[model_y_at(d, off)];
+        float y = lp_window(d, s, x, n, c, od, oh, ow);
         if (d->p == 1.0f)
           g = dyv;
         else if (d->p == 2.0f)
@@ -744,31 +955,23 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
         else
           g = y == 0.0f ? 0.0f : dyv * model_pow(y, 1.0f - d->p);
       }
-      for (i = 0; i < d->kernel_h; i++) {
-        long long ih = tap_row(d, s, oh, i);
-        if (!row_inside(d, ih))
-          continue;
-        for (j = 0; j < d->kernel_w; j++) {
-          long long iw = tap_col(d, s, ow, j);
-          size_t xo;
-          if (!col_inside(d, iw))
-            continue;
-          xo = x_offset(d, n, c, ih, iw);
-          if (d->method == SIMDPOOL_AVG) {
-            add_to(dx, xo, g);
-          } else {
-            /* "p == 1: q = g * sign(x); p == 2: q = g * x; other p:
-             * q = (g * sign(x)) * pow(|x|, p-1)" */
-            float xv = x[xo];
-            float q;
-            if (d->p == 1.0f)
-              q = g * lp_sign(xv);
-            else if (d->p == 2.0f)
-              q = g * xv;
-            else
-              q = (g * lp_sign(xv)) * model_pow(fabsf(xv), d->p - 1.0f);
-            add_to(dx, xo, q);
-          }
+      window_begin(&win, d, s, od, oh, ow);
+      while (window_next(&win)) {
+        size_t xo = tap_offset(d, &win, n, c);
+        if (d->method == SIMDPOOL_AVG) {
+          add_to(dx, xo, g);
+        } else {
+          /* "p == 1: q = g * sign(x); p == 2: q = g * x; other p:
+           * q = (g * sign(x)) * pow(|x|, p-1)" */
+          float xv = x[xo];
+          float q;
+          if (d->p == 1.0f)
+            q = g * lp_sign(xv);
+          else if (d->p == 2.0f)
+            q = g * xv;
+          else
+            q = (g * lp_sign(xv)) * model_pow(fabsf(xv), d->p - 1.0f);
+          add_to(dx, xo, q);
         }
       }
     }

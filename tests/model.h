@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* model.h - an independent brute-force reference of simdpool's semantics.
  *
- * Written straight from the rules of docs/semantics.md, sharing no
- * code with the library (it uses only the public types of simdpool.h). It is
+ * Written straight from the rules of docs/semantics.md and DESIGN.md
+ * (1D, 2D and 3D pooling, fixed and adaptive windows), sharing no code with
+ * the library (it uses only the public types of simdpool.h). It is
  * deliberately slow and obvious: one function computes the offset of an
- * element in either layout, every window is scanned tap by tap (kh outer, kw
- * inner), every sum is a plain f32 accumulation in the prescribed order.
+ * element in either layout, every window is scanned tap by tap (kd outer,
+ * then kh, kw inner), every sum is a plain f32 accumulation in the
+ * prescribed order. 2D is the 3D model with a depth of 1 (d = kernel_d =
+ * stride_d = dilation_d = 1, no depth pads); 1D is 2D with h = 1.
  *
- * The model supports spatial sizes, kernels, strides, dilations and pads
- * below 2^31 (it computes shapes with signed 64-bit integers); n and c may
- * be anything (byte-count overflow is detected). */
+ * The model supports spatial sizes, kernels, strides, dilations, pads and
+ * adaptive output sizes below 2^31 (it computes shapes with signed 64-bit
+ * integers); n and c may be anything (byte-count overflow is detected). */
 #ifndef SIMDPOOL_TEST_MODEL_H
 #define SIMDPOOL_TEST_MODEL_H
 
@@ -33,20 +36,29 @@ enum {
   MODEL_BAD_OVERFLOW = 1 << 10,  /* a byte count above PTRDIFF_MAX */
   MODEL_BAD_PIXEL_STRIDE = 1 << 11, /* nonzero with NCHW, or in (0, c) */
   MODEL_BAD_CLAMP = 1 << 12,        /* clamp not 0/1; NaN bound or min > max */
+  /* adaptive not 0/1; output sizes with adaptive = 0; with adaptive = 1 a
+   * zero output size, a kernel/stride/dilation other than 1, a padding mode
+   * other than EXPLICIT, a pad, ceil mode, or LP */
+  MODEL_BAD_ADAPTIVE = 1 << 13,
   /* The two UNSUPPORTED reasons the model can predict (forced ISAs are the
    * caller's business: the model knows nothing of CPUs). */
-  MODEL_UNSUP_I32 = 1 << 16, /* I32 indices and h*w > INT32_MAX */
-  MODEL_UNSUP_U8 = 1 << 17   /* U8 indices and kernel_h*kernel_w > 256 */
+  MODEL_UNSUP_I32 = 1 << 16, /* I32 indices and d*h*w > INT32_MAX */
+  MODEL_UNSUP_U8 = 1 << 17   /* U8 indices and kernel_d*kernel_h*kernel_w >
+                                256, or U8 with adaptive windows */
 };
 #define MODEL_INVALID_MASK 0xffffu
 #define MODEL_UNSUP_MASK 0xffff0000u
 
+/* The spatial axes, outermost first. */
+enum { MODEL_AXIS_D = 0, MODEL_AXIS_H = 1, MODEL_AXIS_W = 2 };
+
 /* The model's verdict on a desc. */
 typedef struct model_shape {
   unsigned reasons; /* bit set of MODEL_* reasons; 0 when accepted */
-  /* Resolved geometry; meaningful when no shape reason is set. */
-  size_t out_h, out_w;
-  size_t pad_top, pad_left, pad_bottom, pad_right;
+  /* Resolved geometry; meaningful when no shape reason is set. Adaptive
+   * plans: the given output sizes, every pad 0. */
+  size_t out_d, out_h, out_w;
+  size_t pad_front, pad_top, pad_left, pad_back, pad_bottom, pad_right;
 } model_shape;
 
 /* Predicts what simdpool_plan_create does with *d (ignoring the ISA). */
@@ -62,13 +74,13 @@ int model_status_acceptable(unsigned reasons, simdpool_status got);
 /* Short human-readable description of the first reasons set (static). */
 const char *model_reason_string(unsigned reasons);
 
-/* Element counts of the tensors of a resolved desc (dense: n*c*h*w and
- * n*c*out_h*out_w; indices always have model_y_count elements). */
+/* Element counts of the tensors of a resolved desc (dense: n*c*d*h*w and
+ * n*c*out_d*out_h*out_w; indices always have model_y_count elements). */
 size_t model_x_count(const simdpool_desc *d);
 size_t model_y_count(const simdpool_desc *d, const model_shape *s);
 /* The elements x and dx (model_x_span), y and dy (model_y_span) span with
- * the desc's NHWC pixel strides: (pixels - 1) * stride + c; the dense count
- * without. */
+ * the desc's channels-last pixel strides: (pixels - 1) * stride + c, a pixel
+ * being one (n, d, h, w); the dense count without. */
 size_t model_x_span(const simdpool_desc *d);
 size_t model_y_span(const simdpool_desc *d, const model_shape *s);
 /* Where dense element off of x (model_x_at) or y (model_y_at) lives with
@@ -78,14 +90,24 @@ size_t model_y_at(const simdpool_desc *d, size_t off);
 /* Size in bytes of one index of d->index_type (0 for NONE). */
 size_t model_index_size(simdpool_index_type t);
 
-/* Offset of element (n, c, h, w) of a tensor of shape (N, C, H, W) stored in
- * the given layout. */
-size_t model_elem(simdpool_layout layout, size_t C, size_t H, size_t W,
-                  size_t n, size_t c, size_t h, size_t w);
+/* Offset of element (n, c, z, h, w) of a dense tensor of shape
+ * (N, C, D, H, W) stored channels-first (NCHW: n, c, z, h, w, w fastest) or
+ * channels-last (NHWC: n, z, h, w, c, c fastest). 2D tensors have D = 1. */
+size_t model_elem(simdpool_layout layout, size_t C, size_t D, size_t H,
+                  size_t W, size_t n, size_t c, size_t z, size_t h, size_t w);
 
 /* Inverse of model_elem: the coordinates of the element at offset off. */
-void model_coords(simdpool_layout layout, size_t C, size_t H, size_t W,
-                  size_t off, size_t *n, size_t *c, size_t *h, size_t *w);
+void model_coords(simdpool_layout layout, size_t C, size_t D, size_t H,
+                  size_t W, size_t off, size_t *n, size_t *c, size_t *z,
+                  size_t *h, size_t *w);
+
+/* The window of output coordinate o on one axis (MODEL_AXIS_*) of a
+ * resolved, accepted desc: its taps (kernel size, or the adaptive window's
+ * extent) and the input position of tap t (outside [0, in) for padding). */
+size_t model_window_taps(const simdpool_desc *d, const model_shape *s, int axis,
+                         size_t o);
+long long model_tap_pos(const simdpool_desc *d, const model_shape *s, int axis,
+                        size_t o, size_t t);
 
 /* Forward pass. indices receives d->index_type values when not NULL. x and
  * y are strided as the desc says (only the pixels' c channels are read or

@@ -129,6 +129,7 @@ static simdpool_desc mk(simdpool_method m, size_t n, size_t c, size_t h,
   d.p = 2.0f;
   d.index_type = SIMDPOOL_INDEX_NONE;
   d.isa = SIMDPOOL_ISA_AUTO;
+  d.d = d.kernel_d = d.stride_d = d.dilation_d = 1; /* 2D: a depth of 1 */
   return d;
 }
 
@@ -2711,7 +2712,7 @@ START_TEST(test_strings) {
   ck_assert_str_eq(simdpool_isa_name(SIMDPOOL_ISA_NEON), "neon");
   ck_assert_str_eq(simdpool_isa_name((simdpool_isa)42), "unknown");
   ck_assert_str_eq(simdpool_version(), SIMDPOOL_VERSION_STRING);
-  ck_assert_int_eq(SIMDPOOL_VERSION, 100); /* 0*10000 + 1*100 + 0 */
+  ck_assert_int_eq(SIMDPOOL_VERSION, 200); /* 0*10000 + 2*100 + 0 */
 }
 END_TEST
 
@@ -2861,6 +2862,205 @@ START_TEST(test_last_error) {
 }
 END_TEST
 
+/* ---- 3D and adaptive windows, by hand ---------------------------------- */
+
+/* Creates the plan of *d on isa, or returns 0 when a SIMD ISA is refused
+ * because its 3D and adaptive kernels do not exist yet (the plan then runs
+ * on scalar under AUTO; docs/semantics.md#plan-creation). */
+static int plan_nd(const simdpool_desc *d, simdpool_plan **p, const char *ctx) {
+  const simdpool_status st = simdpool_plan_create(d, p);
+  if (st == SIMDPOOL_UNSUPPORTED && d->isa != SIMDPOOL_ISA_SCALAR &&
+      strstr(simdpool_last_error(), " yet;")) {
+    printf("  %-28s isa %-7s refused for now: %s\n", ctx,
+           simdpool_isa_name(d->isa), simdpool_last_error());
+    return 0;
+  }
+  ck_assert_msg(st == SIMDPOOL_OK, "%s: plan_create returned %d: %s", ctx,
+                (int)st, simdpool_last_error());
+  return 1;
+}
+
+/* Forward (y, and indices of type it) and backward (from indices and from
+ * x) of plan d against hand-computed values: y, flat winners (MAX, or
+ * NULL), U8 taps (or NULL), dy and dx. ny outputs, nx inputs. */
+static void run_nd(const simdpool_desc *dp, const char *ctx, const float *x,
+                   size_t nx, const float *y, const int64_t *flat,
+                   const uint8_t *tap, size_t ny, const float *dy,
+                   const float *dx) {
+  static const simdpool_index_type its[] = {
+      SIMDPOOL_INDEX_NONE, SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64,
+      SIMDPOOL_INDEX_U8};
+  for (size_t k = 0; k < 4; k++) {
+    simdpool_desc d = *dp;
+    d.index_type = its[k];
+    if (d.method != SIMDPOOL_MAX && its[k] != SIMDPOOL_INDEX_NONE)
+      continue;
+    if (d.adaptive && its[k] == SIMDPOOL_INDEX_U8)
+      continue;
+    char c2[160];
+    snprintf(c2, sizeof c2, "%s [%s, %s, index %s]", ctx,
+             d.layout == SIMDPOOL_NCHW ? "channels-first" : "channels-last",
+             simdpool_isa_name(d.isa), it_name(its[k]));
+    simdpool_plan *p;
+    if (!plan_nd(&d, &p, c2))
+      return;
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_X),
+                      nx * sizeof(float));
+    ck_assert_uint_eq(simdpool_plan_tensor_bytes(p, SIMDPOOL_TENSOR_Y),
+                      ny * sizeof(float));
+    float *yg = xmalloc(ny * sizeof *yg), *dxg = xmalloc(nx * sizeof *dxg);
+    int64_t idx8[16];
+    void *ind = k ? (void *)idx8 : NULL;
+    ck_assert_int_eq(simdpool_forward(p, x, yg, ind), SIMDPOOL_OK);
+    check_f32(yg, y, ny, c2, "y");
+    for (size_t i = 0; k && i < ny; i++) {
+      const long long v = its[k] == SIMDPOOL_INDEX_I32 ? ((int32_t *)ind)[i]
+                          : its[k] == SIMDPOOL_INDEX_I64
+                              ? (long long)((int64_t *)ind)[i]
+                              : ((uint8_t *)ind)[i];
+      const long long want = its[k] == SIMDPOOL_INDEX_U8 ? tap[i] : flat[i];
+      ck_assert_msg(v == want, "%s: indices[%zu] = %lld, expected %lld", c2, i,
+                    v, want);
+    }
+    if (dy) {
+      /* MAX: from x (k == 0) and from the indices just written. */
+      ck_assert_int_eq(simdpool_backward(p, dy, ind, x, dxg), SIMDPOOL_OK);
+      check_f32(dxg, dx, nx, c2, "dx");
+    }
+    free(yg);
+    free(dxg);
+    simdpool_plan_destroy(p);
+  }
+}
+
+/* 2x2x2 MAX (and AVG) windows with ties across the depth slices: c = 1, d =
+ * 2, h = 2, w = 6, kernel 2x2x2 stride 2: windows at columns 0-1, 2-3 and
+ * 4-5. Scan order is depth, row, column; flat = (depth*2 + row)*6 + column,
+ * tap = (depth*2 + row)*2 + column - 2*window.
+ *   Window 0 holds 5 four times, in slice 0 at (0,0,1) and (0,1,0) and in
+ *   slice 1 at (1,0,0) and (1,1,1): the first, flat 1, tap 1, wins.
+ *   Window 1 holds -0 in slice 0 and +0 in slice 1, and a NaN last: the NaN
+ *   wins (flat (1*2+1)*6 + 3 = 21, tap 7, payload kept); without it the
+ *   first -0 (flat 2, tap 0) does.
+ *   Window 2: slice 0 is 3 1 / 2 0, slice 1 all 7: the first 7, (1,0,0),
+ *   flat 16, tap 4.
+ * AVG: (1+5+5+2+5+3-0+5)/8 = 3.25; window 1 sums to +0 (or NaN, canonical);
+ * (3+1+2+0+28)/8 = 4.25. Backward of dy = 2 3 4 puts each dy at its
+ * winner (AVG: dy/8 on each tap of its window). With c = 1 both layouts
+ * share the memory order. */
+START_TEST(test_3d_max_depth_ties) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "3d depth ties", &isa))
+    return;
+  const float nz = -0.0f, nan1 = u2f(0x7fa00001u);
+  for (int with_nan = 0; with_nan < 2; with_nan++) {
+    const float x[24] = {
+        1, 5, nz, nz, 3, 1, 5, 2,  nz, nz, 2,
+        0, 5, 3,  0,  0, 7, 7, nz, 5,  0,  with_nan ? nan1 : 0.0f,
+        7, 7};
+    const float ymax[3] = {5, with_nan ? nan1 : nz, 7};
+    const int64_t flat[3] = {1, with_nan ? 21 : 2, 16};
+    const uint8_t tap[3] = {1, with_nan ? 7 : 0, 4};
+    const float dy[3] = {2, 3, 4};
+    float dxmax[24] = {0};
+    dxmax[1] = 2;
+    dxmax[with_nan ? 21 : 2] = 3;
+    dxmax[16] = 4;
+    const float yavg[3] = {3.25f, with_nan ? u2f(0x7fc00000u) : 0.0f, 4.25f};
+    float dxavg[24];
+    for (int i = 0; i < 24; i++)
+      dxavg[i] = dy[i % 6 / 2] / 8;
+    for (int l = 0; l < 2; l++) {
+      simdpool_desc d;
+      simdpool_desc_init_3d(&d, SIMDPOOL_MAX, (simdpool_layout)l, 1, 1, 2, 2, 6,
+                            2, 2, 2);
+      d.isa = isa;
+      run_nd(&d, with_nan ? "3d max, NaN last" : "3d max, zeros", x, 24, ymax,
+             flat, tap, 3, dy, dxmax);
+      d.method = SIMDPOOL_AVG;
+      run_nd(&d, "3d avg", x, 24, yavg, NULL, NULL, 3, dy, dxavg);
+    }
+  }
+}
+END_TEST
+
+/* Adaptive windows, 1D: 5 -> 3 gives [0,2) [1,4) [3,5). x = 1 2 4 8 16:
+ * MAX 2 8 16 at 1 3 4; AVG 3/2 = 1.5, 14/3 = 0x40955555, 24/2 = 12. Backward
+ * of dy = 2 6 4 (AVG shares 1, 2, 2): dx = 1, 1+2, 2, 2+2, 2; MAX dx puts
+ * each dy at its winner. */
+START_TEST(test_adaptive_5_to_3) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "adaptive 5->3", &isa))
+    return;
+  const float x[5] = {1, 2, 4, 8, 16};
+  const float ymax[3] = {2, 8, 16}, yavg[3] = {1.5f, u2f(0x40955555u), 12};
+  const int64_t flat[3] = {1, 3, 4};
+  const float dy[3] = {2, 6, 4};
+  const float dxmax[5] = {0, 2, 0, 6, 4}, dxavg[5] = {1, 3, 2, 4, 2};
+  for (int l = 0; l < 2; l++) {
+    simdpool_desc d;
+    simdpool_desc_init_adaptive(&d, SIMDPOOL_MAX, (simdpool_layout)l, 1, 1, 1,
+                                1, 5, 1, 1, 3);
+    d.isa = isa;
+    run_nd(&d, "adaptive 1d max", x, 5, ymax, flat, NULL, 3, dy, dxmax);
+    d.method = SIMDPOOL_AVG;
+    run_nd(&d, "adaptive 1d avg", x, 5, yavg, NULL, NULL, 3, dy, dxavg);
+  }
+}
+END_TEST
+
+/* Adaptive windows, 2D: 5x5 -> 3x3, windows [0,2) [1,4) [3,5) on both axes.
+ * x is 0 but for x(0,0) = 1, x(0,1) = -0, x(2,2) = 1, x(3,3) = 13 and
+ * x(4,4) = 7. AVG divides one axis at a time, ((acc / kh) / kw):
+ *   (0,0): 1 over 2x2 -> (1/2)/2 = 0.25; (0,1): -0 and zeros -> +0;
+ *   (1,1): 1 + 13 = 14 over 3x3 -> (14/3)/3 = 0x3fc71c71 (one division
+ *          by 9 would give 0x3fc71c72);
+ *   (1,2) and (2,1): 13 over 3x2 / 2x3 -> 0x400aaaab either way;
+ *   (2,2): 13 + 7 = 20 over 2x2 -> 5; every other window 0.
+ * MAX: (0,0) 1 at 0; (0,1) the first tap, -0 at 1; (0,2) 0 at 3; (1,0) 0 at
+ * 5; (2,0) 0 at 15; the four windows holding (3,3) 13 at 18.
+ * AVG backward of dy = 4 6 4 / 6 5 6 / 4 6 4: every share is 1 but the
+ * centre's, s = (5/3)/3 = 0x3f0e38e3; a cell covered by windows R(r) x R(c)
+ * (|R| = 1 2 1 2 1) sums its shares in output order: s alone at (2,2),
+ * 1 + s = s + 1 = 0x3fc71c72 at the centre's edge midpoints, and
+ * 3 + s = 0x40638e39 (in each order that occurs) at its corners. */
+START_TEST(test_adaptive_2d_divisions) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "adaptive 2d", &isa))
+    return;
+  float x[25] = {0};
+  x[0] = 1;
+  x[1] = -0.0f;
+  x[12] = 1;
+  x[18] = 13;
+  x[24] = 7;
+  const float q = u2f(0x400aaaabu);
+  const float yavg[9] = {0.25f, 0, 0, 0, u2f(0x3fc71c71u), q, 0, q, 5};
+  const float ymax[9] = {1, -0.0f, 0, 0, 13, 13, 0, 13, 13};
+  const int64_t flat[9] = {0, 1, 3, 5, 18, 18, 15, 18, 18};
+  const float dy[9] = {4, 6, 4, 6, 5, 6, 4, 6, 4};
+  const float e = u2f(0x3fc71c72u), c = u2f(0x40638e39u);
+  const float dxavg[25] = {1, 2, 1, 2, 1, 2, c, e, c, 2, 1, e, u2f(0x3f0e38e3u),
+                           e, 1, 2, c, e, c, 2, 1, 2, 1, 2, 1};
+  float dxmax[25] = {0};
+  dxmax[0] = 4;
+  dxmax[1] = 6;
+  dxmax[3] = 4;
+  dxmax[5] = 6;
+  dxmax[15] = 4;
+  dxmax[18] = 5 + 6 + 6 + 4; /* outputs (1,1) (1,2) (2,1) (2,2), in order */
+  for (int l = 0; l < 2; l++) {
+    simdpool_desc d;
+    simdpool_desc_init_adaptive(&d, SIMDPOOL_AVG, (simdpool_layout)l, 1, 1, 1,
+                                5, 5, 1, 3, 3);
+    d.isa = isa;
+    run_nd(&d, "adaptive 2d avg", x, 25, yavg, NULL, NULL, 9, dy, dxavg);
+    d.method = SIMDPOOL_MAX;
+    run_nd(&d, "adaptive 2d max", x, 25, ymax, flat, NULL, 9, dy, dxmax);
+  }
+}
+END_TEST
+
 /* ---- driver ----------------------------------------------------------- */
 
 static TCase *tcase(const char *name) {
@@ -2894,6 +3094,9 @@ static Suite *cases_suite(void) {
   tcase_add_loop_test(tc, test_lp, 0, N_ISAS);
   tcase_add_loop_test(tc, test_canonical_nan, 0, N_ISAS);
   tcase_add_test(tc, test_shapes);
+  tcase_add_loop_test(tc, test_3d_max_depth_ties, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_adaptive_5_to_3, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_adaptive_2d_divisions, 0, N_ISAS);
   suite_add_tcase(s, tc);
 
   tc = tcase("4 plan rejections");

@@ -3,13 +3,21 @@
  *
  * For every operation (MAX forward with each index type, MAX backward from
  * each index type and recomputed from x, AVG and LP forward and backward),
- * every layout and every ISA the build and CPU support, draws random
+ * every layout, every rank (1D, 2D, 3D; and adaptive windows in 1D, 2D and
+ * 3D for MAX and AVG) and every ISA the build and CPU support, draws random
  * configurations and inputs, predicts with model.c what the library must do,
- * and compares bit for bit. One Check test case per operation and layout;
- * inside it each configuration is drawn and modelled once, then run on every
- * ISA in turn (a mismatch drops that ISA, the others go on). Rejected
- * configurations must be rejected with the model's status; outputs live in
- * guarded, sentinel-filled buffers; inputs are checked unmodified.
+ * and compares bit for bit. One Check test case per operation, layout and
+ * rank (2D: op_layout, the others op_layout_rank); inside it each
+ * configuration is drawn and modelled once, then run on every ISA in turn
+ * (a mismatch drops that ISA, the others go on). Rejected configurations
+ * must be rejected with the model's status; outputs live in guarded,
+ * sentinel-filled buffers; inputs are checked unmodified.
+ *
+ * Plans with a depth or adaptive windows (d > 1, kernel_d > 1 or
+ * adaptive = 1) may for now be refused on a forced SIMD ISA (UNSUPPORTED,
+ * with "yet" in simdpool_last_error()): such runs are skipped and counted;
+ * scalar and AUTO are never skipped (AUTO must then pick the best ISA that
+ * takes the plan).
  *
  * Environment:
  *   SIMDPOOL_TEST_SEED   base seed (decimal or 0x hex); default: from time
@@ -108,6 +116,14 @@ static const simdpool_isa g_isas[NUM_ISAS] = {
 static simdpool_isa g_auto_isa = SIMDPOOL_ISA_SCALAR;
 static simdpool_status g_auto_status = SIMDPOOL_OK;
 static const char *g_auto_note = "";
+/* SIMDPOOL_ISA names an ISA: AUTO then behaves as forcing it. */
+static int g_auto_forced = 0;
+/* The best-first order in which AUTO picks an ISA. */
+static const simdpool_isa g_best_first[] = {
+    SIMDPOOL_ISA_AVX512, SIMDPOOL_ISA_AVX2, SIMDPOOL_ISA_SSE41,
+    SIMDPOOL_ISA_NEON, SIMDPOOL_ISA_SCALAR};
+/* The first simdpool_last_error() of a skipped run (see run_on_isa). */
+static char g_skip_note[1024];
 
 /* ------------------------------------------------------------------------ */
 /* Operations                                                               */
@@ -145,6 +161,33 @@ static simdpool_method op_method(op_kind op) {
 static int op_is_backward(op_kind op) {
   return (op >= OP_MAX_BWD_I32 && op <= OP_MAX_BWD_X) || op == OP_AVG_BWD ||
          op == OP_LP_BWD;
+}
+
+/* The ranks a sweep covers: the original 2D sweep, 1D and 3D fixed
+ * windows, and adaptive windows of each rank. */
+typedef enum {
+  RANK_2D,
+  RANK_1D,
+  RANK_3D,
+  RANK_ADAPTIVE_1D,
+  RANK_ADAPTIVE_2D,
+  RANK_ADAPTIVE_3D,
+  RANK_COUNT
+} rank_kind;
+
+static const char *const g_rank_names[RANK_COUNT] = {
+    "2d", "1d", "3d", "adaptive_1d", "adaptive_2d", "adaptive_3d"};
+
+static int rank_is_adaptive(rank_kind rk) {
+  return rk >= RANK_ADAPTIVE_1D;
+}
+
+/* Adaptive windows exist for MAX (without U8 indices) and AVG. */
+static int rank_has_op(rank_kind rk, op_kind op) {
+  if (!rank_is_adaptive(rk))
+    return 1;
+  return op != OP_LP_FWD && op != OP_LP_BWD && op != OP_MAX_FWD_U8 &&
+         op != OP_MAX_BWD_U8;
 }
 
 static simdpool_index_type op_index_type(op_kind op) {
@@ -233,7 +276,9 @@ static const char *const g_value_names[VALUES_COUNT] = {"plain", "ties",
 
 typedef struct config {
   op_kind op;
+  rank_kind rank;
   int plan_only;    /* shape_rules: plan creation only */
+  int skipped;      /* run_on_isa: the forced ISA refused the plan "yet" */
   simdpool_isa isa; /* requested */
   size_t iteration;
   uint64_t iter_seed;
@@ -251,7 +296,8 @@ typedef struct config {
 static void describe(const config *cf, char *buf, size_t size) {
   const simdpool_desc *d = &cf->d;
   snprintf(buf, size,
-           "seed=%" PRIu64 " (SIMDPOOL_TEST_SEED) op=%s isa=%s iteration=%zu"
+           "seed=%" PRIu64 " (SIMDPOOL_TEST_SEED) op=%s rank=%s isa=%s"
+           " iteration=%zu"
            " iter_seed=0x%016" PRIx64 "\n"
            "  desc: method=%s layout=%s n=%zu c=%zu h=%zu w=%zu"
            " kernel=%zux%zu stride=%zux%zu dilation=%zux%zu\n"
@@ -259,22 +305,28 @@ static void describe(const config *cf, char *buf, size_t size) {
            " count_include_pad=%d p=%.9g (0x%08" PRIx32 ") index_type=%s"
            " isa=%s\n"
            "        pixel strides (x,y)=(%zu,%zu) clamp=%d [%g, %g]\n"
-           "  model: %s out=%zux%zu resolved pads(t,l,b,r)=(%zu,%zu,%zu,%zu)"
+           "        depth: d=%zu kernel_d=%zu stride_d=%zu dilation_d=%zu"
+           " pads(front,back)=(%zu,%zu)\n"
+           "        adaptive=%d out(d,h,w)=(%zu,%zu,%zu)\n"
+           "  model: %s out(d,h,w)=(%zu,%zu,%zu)"
+           " resolved pads(f,t,l,bk,b,r)=(%zu,%zu,%zu,%zu,%zu,%zu)"
            " reasons=0x%x\n"
            "  values=%s nasty=%.2f nonnegative=%d dy_nasty=%.2f pass_x=%d"
            " misalign(x,y)=(%zu,%zu)\n",
            g_seed, cf->plan_only ? "shape_rules" : g_op_names[cf->op],
-           simdpool_isa_name(cf->isa), cf->iteration, cf->iter_seed,
-           method_name(d->method), layout_name(d->layout), d->n, d->c, d->h,
-           d->w, d->kernel_h, d->kernel_w, d->stride_h, d->stride_w,
+           g_rank_names[cf->rank], simdpool_isa_name(cf->isa), cf->iteration,
+           cf->iter_seed, method_name(d->method), layout_name(d->layout), d->n,
+           d->c, d->h, d->w, d->kernel_h, d->kernel_w, d->stride_h, d->stride_w,
            d->dilation_h, d->dilation_w, padding_name(d->padding), d->pad_top,
            d->pad_left, d->pad_bottom, d->pad_right, d->ceil_mode,
            d->count_include_pad, (double)d->p, f2u(d->p),
            index_name(d->index_type), simdpool_isa_name(d->isa),
            d->x_pixel_stride, d->y_pixel_stride, d->clamp, (double)d->clamp_min,
-           (double)d->clamp_max, model_reason_string(cf->ms.reasons),
-           cf->ms.out_h, cf->ms.out_w, cf->ms.pad_top, cf->ms.pad_left,
-           cf->ms.pad_bottom, cf->ms.pad_right, cf->ms.reasons,
+           (double)d->clamp_max, d->d, d->kernel_d, d->stride_d, d->dilation_d,
+           d->pad_front, d->pad_back, d->adaptive, d->out_d, d->out_h, d->out_w,
+           model_reason_string(cf->ms.reasons), cf->ms.out_d, cf->ms.out_h,
+           cf->ms.out_w, cf->ms.pad_front, cf->ms.pad_top, cf->ms.pad_left,
+           cf->ms.pad_back, cf->ms.pad_bottom, cf->ms.pad_right, cf->ms.reasons,
            g_value_names[cf->values], cf->nasty, cf->nonnegative, cf->dy_nasty,
            cf->pass_x, cf->misalign_x, cf->misalign_y);
 }
@@ -291,7 +343,7 @@ static _Noreturn void fail_config(const config *cf, const char *fmt, ...)
 
 static void fail_config(const config *cf, const char *fmt, ...) {
   char msg[1536];
-  char desc[2048];
+  char desc[2560];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -302,10 +354,10 @@ static void fail_config(const config *cf, const char *fmt, ...) {
   g_extra[0] = '\0';
   if (g_fail_jump != NULL)
     longjmp(*g_fail_jump, 1);
-  ck_abort_msg("%s %s/%s iteration %zu: %s (seed %" PRIu64 ")",
+  ck_abort_msg("%s %s/%s/%s iteration %zu: %s (seed %" PRIu64 ")",
                cf->plan_only ? "shape_rules" : g_op_names[cf->op],
-               layout_name(cf->d.layout), simdpool_isa_name(cf->isa),
-               cf->iteration, msg, g_seed);
+               layout_name(cf->d.layout), g_rank_names[cf->rank],
+               simdpool_isa_name(cf->isa), cf->iteration, msg, g_seed);
   abort();
 }
 
@@ -314,8 +366,10 @@ static size_t extent(size_t k, size_t d) {
   return d * (k - 1) + 1;
 }
 
-/* Draws a desc for op. The generator mostly makes valid configurations and
- * sometimes breaks one rule (or several) on purpose. */
+static void draw_params(rng *r, op_kind op, simdpool_layout layout, config *cf);
+
+/* Draws a 2D desc for op. The generator mostly makes valid configurations
+ * and sometimes breaks one rule (or several) on purpose. */
 static void draw_desc(rng *r, op_kind op, simdpool_layout layout,
                       simdpool_isa isa, config *cf) {
   simdpool_desc *d = &cf->d;
@@ -434,6 +488,16 @@ static void draw_desc(rng *r, op_kind op, simdpool_layout layout,
         d->pad_left = rng_range(r, 1, 2);
     }
   }
+
+  draw_params(r, op, layout, cf);
+}
+
+/* Draws what every rank shares after the window: the method's parameters,
+ * rare blunders, pixel strides, the clamp. */
+static void draw_params(rng *r, op_kind op, simdpool_layout layout,
+                        config *cf) {
+  simdpool_desc *d = &cf->d;
+  simdpool_method m = op_method(op);
 
   /* Method parameters, with the fields a method ignores set to junk. */
   d->index_type = SIMDPOOL_INDEX_NONE;
@@ -567,6 +631,468 @@ static void draw_desc(rng *r, op_kind op, simdpool_layout layout,
       d->clamp_max = 0.5f;
       break;
     }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Descs of the other ranks                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The window shapes with specialised kernels, per axis: 2 stride 2, 3
+ * stride 2 pad 1 (ResNet stem), 3 stride 1 pad 0 or 1 (Inception), global,
+ * 2 stride 1, 3 stride 2, 1 stride 1 or 2. */
+#define SPECIAL_KINDS 9u
+
+static void special_axis(size_t kind, size_t in, size_t *k, size_t *s,
+                         size_t *pb, size_t *pe) {
+  *pb = *pe = 0;
+  switch (kind) {
+  case 0:
+    *k = 2;
+    *s = 2;
+    break;
+  case 1:
+    *k = 3;
+    *s = 2;
+    *pb = *pe = 1;
+    break;
+  case 2:
+    *k = 3;
+    *s = 1;
+    break;
+  case 3:
+    *k = 3;
+    *s = 1;
+    *pb = *pe = 1;
+    break;
+  case 4: /* global */
+    *k = in;
+    *s = 1;
+    break;
+  case 5:
+    *k = 2;
+    *s = 1;
+    break;
+  case 6:
+    *k = 3;
+    *s = 2;
+    break;
+  case 7:
+    *k = 1;
+    *s = 1;
+    break;
+  default:
+    *k = 1;
+    *s = 2;
+    break;
+  }
+}
+
+static simdpool_padding random_padding(rng *r) {
+  double u = rng_unit(r);
+  return u < 0.55   ? SIMDPOOL_PAD_EXPLICIT
+         : u < 0.70 ? SIMDPOOL_PAD_VALID
+         : u < 0.85 ? SIMDPOOL_PAD_SAME_UPPER
+                    : SIMDPOOL_PAD_SAME_LOWER;
+}
+
+/* A random window on one axis of input size in: kernel 1..kmax (8%: the
+ * input's size up to 3 more), stride 1..smax, dilation often 1, else 1..3;
+ * with EXPLICIT padding pads 0..extent-1 (rarely one at or beyond the
+ * extent: rejected). */
+static void random_axis(rng *r, size_t in, size_t kmax, size_t smax,
+                        simdpool_padding padding, size_t *k, size_t *s,
+                        size_t *dl, size_t *pb, size_t *pe) {
+  size_t e;
+  *k = rng_range(r, 1, kmax);
+  if (rng_chance(r, 0.08))
+    *k = rng_range(r, in, in + 3);
+  *s = rng_range(r, 1, smax);
+  *dl = rng_chance(r, 0.5) ? 1 : rng_range(r, 1, 3);
+  e = extent(*k, *dl);
+  *pb = *pe = 0;
+  if (padding == SIMDPOOL_PAD_EXPLICIT) {
+    *pb = rng_chance(r, 0.4) ? 0 : rng_below(r, e);
+    *pe = rng_chance(r, 0.4) ? 0 : rng_below(r, e);
+    if (rng_chance(r, 0.015)) /* pad >= extent: rejected */
+      *pb = e + rng_below(r, 2);
+    if (rng_chance(r, 0.015))
+      *pe = e + rng_below(r, 2);
+  }
+}
+
+/* Rare blunders of the depth and adaptive fields on a fixed-window desc,
+ * all rejected. */
+static void rank_blunders(rng *r, config *cf) {
+  simdpool_desc *d = &cf->d;
+  if (!rng_chance(r, 0.02))
+    return;
+  switch (rng_below(r, 8)) {
+  case 0:
+    d->d = 0;
+    break;
+  case 1:
+    d->kernel_d = 0;
+    break;
+  case 2:
+    d->stride_d = 0;
+    break;
+  case 3:
+    d->dilation_d = 0;
+    break;
+  case 4: /* output sizes on a fixed-window plan */
+    if (rng_chance(r, 0.5))
+      d->out_w = rng_range(r, 1, 3);
+    else
+      d->out_d = rng_range(r, 1, 3);
+    break;
+  case 5: /* adaptive 1 without output sizes, or not 0/1 */
+    d->adaptive = rng_chance(r, 0.5) ? 1 : (rng_chance(r, 0.5) ? 2 : -1);
+    break;
+  case 6: /* a depth pad with VALID or SAME */
+    d->padding = (simdpool_padding)rng_range(r, 1, 3);
+    d->ceil_mode = 0;
+    if (rng_chance(r, 0.5))
+      d->pad_front = 1;
+    else
+      d->pad_back = 1;
+    break;
+  default: /* a depth pad at or beyond the extent */
+    d->padding = SIMDPOOL_PAD_EXPLICIT;
+    if (d->kernel_d && d->dilation_d)
+      d->pad_back = extent(d->kernel_d, d->dilation_d) + rng_below(r, 2);
+    else
+      d->pad_back = 1;
+    break;
+  }
+}
+
+/* Checks what simdpool_desc_init_1d/_3d/_adaptive promise to set, before
+ * the draw varies it: the spatial sizes and kernels given, stride =
+ * kernel (fixed windows) or 1 (adaptive), dilation 1, no pads, floor mode,
+ * and the output sizes with adaptive = 1 only. */
+static void check_init(const simdpool_desc *d, const char *helper,
+                       simdpool_method m, simdpool_layout l, size_t n, size_t c,
+                       const size_t in[3], const size_t k[3], int adaptive,
+                       const size_t out[3]) {
+  const size_t ks[3] = {d->kernel_d, d->kernel_h, d->kernel_w};
+  const size_t ss[3] = {d->stride_d, d->stride_h, d->stride_w};
+  const size_t dl[3] = {d->dilation_d, d->dilation_h, d->dilation_w};
+  const size_t got_in[3] = {d->d, d->h, d->w};
+  const size_t got_out[3] = {d->out_d, d->out_h, d->out_w};
+  int ax;
+  ck_assert_msg(d->method == m && d->layout == l && d->n == n && d->c == c,
+                "%s: method, layout, n or c not as given", helper);
+  ck_assert_msg(d->adaptive == adaptive, "%s: adaptive=%d, want %d", helper,
+                d->adaptive, adaptive);
+  ck_assert_msg(d->padding == SIMDPOOL_PAD_EXPLICIT && d->pad_front == 0 &&
+                    d->pad_back == 0 && d->pad_top == 0 && d->pad_bottom == 0 &&
+                    d->pad_left == 0 && d->pad_right == 0 && d->ceil_mode == 0,
+                "%s: padding not EXPLICIT 0 in floor mode", helper);
+  for (ax = 0; ax < 3; ax++) {
+    ck_assert_msg(got_in[ax] == in[ax], "%s: axis %d input %zu, want %zu",
+                  helper, ax, got_in[ax], in[ax]);
+    ck_assert_msg(ks[ax] == k[ax], "%s: axis %d kernel %zu, want %zu", helper,
+                  ax, ks[ax], k[ax]);
+    ck_assert_msg(ss[ax] == k[ax], "%s: axis %d stride %zu, want %zu", helper,
+                  ax, ss[ax], k[ax]);
+    ck_assert_msg(dl[ax] == 1, "%s: axis %d dilation %zu, want 1", helper, ax,
+                  dl[ax]);
+    ck_assert_msg(got_out[ax] == (adaptive ? out[ax] : 0),
+                  "%s: axis %d output size %zu, want %zu", helper, ax,
+                  got_out[ax], adaptive ? out[ax] : 0);
+  }
+}
+
+/* Draws a 1D desc (simdpool_desc_init_1d, then the width axis varied). */
+static void draw_desc_1d(rng *r, op_kind op, simdpool_layout layout,
+                         config *cf) {
+  simdpool_desc *d = &cf->d;
+  size_t n, c, w, kw, sw, dw = 1, pl = 0, pr = 0;
+  simdpool_padding padding = SIMDPOOL_PAD_EXPLICIT;
+  int ceil_mode = 0;
+  double u = rng_unit(r);
+
+  if (u < 0.6) { /* the basic ranges */
+    n = rng_range(r, 1, 2);
+    c = rng_range(r, 1, 9);
+    w = rng_range(r, 1, 40);
+  } else if (u < 0.8) { /* long rows: vectors over output columns */
+    n = 1;
+    c = rng_range(r, 1, 3);
+    w = rng_range(r, 41, 96);
+  } else { /* many channels: vectors over channels (channels-last) */
+    n = rng_range(r, 1, 2);
+    c = rng_range(r, 10, 40);
+    w = rng_range(r, 1, 16);
+  }
+  if (rng_chance(r, 0.3)) {
+    special_axis(rng_below(r, SPECIAL_KINDS), w, &kw, &sw, &pl, &pr);
+    ceil_mode = rng_chance(r, 0.3);
+    if (rng_chance(r, 0.1)) {
+      padding = (simdpool_padding)rng_range(r, 1, 3);
+      pl = pr = 0;
+      ceil_mode = 0;
+    }
+  } else {
+    padding = random_padding(r);
+    random_axis(r, w, 5, 4, padding, &kw, &sw, &dw, &pl, &pr);
+    if (padding == SIMDPOOL_PAD_EXPLICIT) {
+      ceil_mode = rng_chance(r, 0.5);
+    } else {
+      if (rng_chance(r, 0.03)) /* ceil with VALID/SAME: rejected */
+        ceil_mode = 1;
+      if (rng_chance(r, 0.03)) /* pad with VALID/SAME: rejected */
+        pl = rng_range(r, 1, 2);
+    }
+  }
+  simdpool_desc_init_1d(d, op_method(op), layout, n, c, w, kw);
+  {
+    const size_t in3[3] = {1, 1, w}, k3[3] = {1, 1, kw}, o3[3] = {0, 0, 0};
+    check_init(d, "simdpool_desc_init_1d", op_method(op), layout, n, c, in3, k3,
+               0, o3);
+  }
+  d->isa = SIMDPOOL_ISA_AUTO;
+  d->stride_w = sw;
+  d->dilation_w = dw;
+  d->padding = padding;
+  d->pad_left = pl;
+  d->pad_right = pr;
+  d->ceil_mode = ceil_mode;
+  draw_params(r, op, layout, cf);
+  rank_blunders(r, cf);
+}
+
+/* Draws a 3D desc (simdpool_desc_init_3d, then every axis varied). */
+static void draw_desc_3d(rng *r, op_kind op, simdpool_layout layout,
+                         config *cf) {
+  simdpool_desc *d = &cf->d;
+  size_t n, c, in[3], k[3], s[3], dl[3] = {1, 1, 1}, pb[3], pe[3];
+  simdpool_padding padding = SIMDPOOL_PAD_EXPLICIT;
+  int ceil_mode = 0, ax;
+  double u = rng_unit(r);
+
+  if (u < 0.6) { /* the basic ranges */
+    n = rng_range(r, 1, 2);
+    c = rng_range(r, 1, 6);
+    in[0] = rng_range(r, 1, 6);
+    in[1] = rng_range(r, 1, 7);
+    in[2] = rng_range(r, 1, 7);
+  } else if (u < 0.8) { /* wide rows */
+    n = 1;
+    c = rng_range(r, 1, 3);
+    in[0] = rng_range(r, 1, 4);
+    in[1] = rng_range(r, 1, 4);
+    in[2] = rng_range(r, 14, 48);
+  } else { /* many channels */
+    n = rng_range(r, 1, 2);
+    c = rng_range(r, 10, 33);
+    in[0] = rng_range(r, 1, 4);
+    in[1] = rng_range(r, 1, 5);
+    in[2] = rng_range(r, 1, 5);
+  }
+  if (rng_chance(r, 0.35)) {
+    /* Video pooling: a specialised plane window (1x2x2, 2x2x2, 3x3x3,
+     * global, ...) with a depth window of its own. */
+    static const size_t depth_kinds[] = {7, 0, 1, 3, 4, 2};
+    size_t kind = rng_below(r, SPECIAL_KINDS);
+    size_t dkind = rng_chance(r, 0.5)
+                       ? kind
+                       : depth_kinds[rng_below(r, sizeof depth_kinds /
+                                                      sizeof depth_kinds[0])];
+    special_axis(dkind, in[0], &k[0], &s[0], &pb[0], &pe[0]);
+    special_axis(kind, in[1], &k[1], &s[1], &pb[1], &pe[1]);
+    special_axis(kind, in[2], &k[2], &s[2], &pb[2], &pe[2]);
+    ceil_mode = rng_chance(r, 0.3);
+    if (rng_chance(r, 0.1)) {
+      padding = (simdpool_padding)rng_range(r, 1, 3);
+      for (ax = 0; ax < 3; ax++)
+        pb[ax] = pe[ax] = 0;
+      ceil_mode = 0;
+    }
+  } else {
+    padding = random_padding(r);
+    for (ax = 0; ax < 3; ax++)
+      random_axis(r, in[ax], ax == 0 ? 3 : 4, 3, padding, &k[ax], &s[ax],
+                  &dl[ax], &pb[ax], &pe[ax]);
+    if (padding == SIMDPOOL_PAD_EXPLICIT) {
+      ceil_mode = rng_chance(r, 0.5);
+    } else {
+      if (rng_chance(r, 0.03)) /* ceil with VALID/SAME: rejected */
+        ceil_mode = 1;
+      if (rng_chance(r, 0.03)) /* pad with VALID/SAME: rejected */
+        pb[rng_below(r, 3)] = rng_range(r, 1, 2);
+    }
+  }
+  simdpool_desc_init_3d(d, op_method(op), layout, n, c, in[0], in[1], in[2],
+                        k[0], k[1], k[2]);
+  {
+    const size_t o3[3] = {0, 0, 0};
+    check_init(d, "simdpool_desc_init_3d", op_method(op), layout, n, c, in, k,
+               0, o3);
+  }
+  d->isa = SIMDPOOL_ISA_AUTO;
+  d->stride_d = s[0];
+  d->stride_h = s[1];
+  d->stride_w = s[2];
+  d->dilation_d = dl[0];
+  d->dilation_h = dl[1];
+  d->dilation_w = dl[2];
+  d->padding = padding;
+  d->pad_front = pb[0];
+  d->pad_back = pe[0];
+  d->pad_top = pb[1];
+  d->pad_bottom = pe[1];
+  d->pad_left = pb[2];
+  d->pad_right = pe[2];
+  d->ceil_mode = ceil_mode;
+  draw_params(r, op, layout, cf);
+  rank_blunders(r, cf);
+}
+
+/* An adaptive output size for an axis of input size in: often 1 (global),
+ * the input's size, half of it (14 -> 7), more than the input. */
+static size_t draw_out(rng *r, size_t in) {
+  double u = rng_unit(r);
+  if (u < 0.2)
+    return 1;
+  if (u < 0.35)
+    return in;
+  if (u < 0.5)
+    return in / 2 ? in / 2 : 1;
+  if (u < 0.65)
+    return in + rng_range(r, 1, 4);
+  return rng_range(r, 1, in + 2);
+}
+
+/* Draws an adaptive desc of the given rank (simdpool_desc_init_adaptive,
+ * then rarely a field broken). */
+static void draw_desc_adaptive(rng *r, op_kind op, simdpool_layout layout,
+                               int dims, config *cf) {
+  simdpool_desc *d = &cf->d;
+  size_t n = rng_range(r, 1, 2), c, dd = 1, h = 1, w, od = 1, oh = 1, ow;
+
+  c = rng_chance(r, 0.2) ? rng_range(r, 10, 33) : rng_range(r, 1, 8);
+  if (dims == 1) {
+    w = rng_range(r, 1, 48);
+  } else if (dims == 2) {
+    h = rng_range(r, 1, 14);
+    w = rng_range(r, 1, 14);
+  } else {
+    dd = rng_range(r, 1, 6);
+    h = rng_range(r, 1, 8);
+    w = rng_range(r, 1, 8);
+  }
+  if (dims == 3)
+    od = draw_out(r, dd);
+  if (dims >= 2)
+    oh = draw_out(r, h);
+  ow = draw_out(r, w);
+  simdpool_desc_init_adaptive(d, op_method(op), layout, n, c, dd, h, w, od, oh,
+                              ow);
+  {
+    const size_t in3[3] = {dd, h, w}, k3[3] = {1, 1, 1}, o3[3] = {od, oh, ow};
+    check_init(d, "simdpool_desc_init_adaptive", op_method(op), layout, n, c,
+               in3, k3, 1, o3);
+  }
+  d->isa = SIMDPOOL_ISA_AUTO;
+  draw_params(r, op, layout, cf);
+  /* max_bwd_x: mostly an index type adaptive plans take (U8: UNSUPPORTED) */
+  if (op == OP_MAX_BWD_X && d->index_type == SIMDPOOL_INDEX_U8 &&
+      !rng_chance(r, 0.1))
+    d->index_type = (simdpool_index_type)rng_below(r, 3);
+
+  /* Rare blunders, all rejected. */
+  if (rng_chance(r, 0.06)) {
+    size_t *axis3[3];
+    switch (rng_below(r, 12)) {
+    case 0:
+      d->adaptive = rng_chance(r, 0.5) ? 2 : -1;
+      break;
+    case 1: /* output sizes with adaptive = 0 */
+      d->adaptive = 0;
+      break;
+    case 2:
+      axis3[0] = &d->out_d;
+      axis3[1] = &d->out_h;
+      axis3[2] = &d->out_w;
+      *axis3[rng_below(r, 3)] = 0;
+      break;
+    case 3:
+      axis3[0] = &d->kernel_d;
+      axis3[1] = &d->kernel_h;
+      axis3[2] = &d->kernel_w;
+      *axis3[rng_below(r, 3)] = 2;
+      break;
+    case 4:
+      axis3[0] = &d->stride_d;
+      axis3[1] = &d->stride_h;
+      axis3[2] = &d->stride_w;
+      *axis3[rng_below(r, 3)] = 2;
+      break;
+    case 5:
+      axis3[0] = &d->dilation_d;
+      axis3[1] = &d->dilation_h;
+      axis3[2] = &d->dilation_w;
+      *axis3[rng_below(r, 3)] = 2;
+      break;
+    case 6:
+      d->padding = (simdpool_padding)rng_range(r, 1, 3);
+      break;
+    case 7: {
+      size_t *pads[6];
+      pads[0] = &d->pad_front;
+      pads[1] = &d->pad_top;
+      pads[2] = &d->pad_left;
+      pads[3] = &d->pad_back;
+      pads[4] = &d->pad_bottom;
+      pads[5] = &d->pad_right;
+      *pads[rng_below(r, 6)] = 1;
+      break;
+    }
+    case 8:
+      d->ceil_mode = 1;
+      break;
+    case 9: /* LP */
+      d->method = SIMDPOOL_LP;
+      d->index_type = SIMDPOOL_INDEX_NONE;
+      d->p = 2.0f;
+      break;
+    case 10: /* U8 indices: UNSUPPORTED with adaptive windows (MAX) */
+      d->index_type = SIMDPOOL_INDEX_U8;
+      break;
+    default:
+      if (rng_chance(r, 0.5))
+        d->d = 0;
+      else
+        d->kernel_d = 0;
+      break;
+    }
+  }
+}
+
+/* Draws the desc of one configuration of the given rank. */
+static void draw_rank_desc(rng *r, op_kind op, simdpool_layout layout,
+                           rank_kind rk, config *cf) {
+  switch (rk) {
+  case RANK_1D:
+    draw_desc_1d(r, op, layout, cf);
+    break;
+  case RANK_3D:
+    draw_desc_3d(r, op, layout, cf);
+    break;
+  case RANK_ADAPTIVE_1D:
+    draw_desc_adaptive(r, op, layout, 1, cf);
+    break;
+  case RANK_ADAPTIVE_2D:
+    draw_desc_adaptive(r, op, layout, 2, cf);
+    break;
+  case RANK_ADAPTIVE_3D:
+    draw_desc_adaptive(r, op, layout, 3, cf);
+    break;
+  default:
+    draw_desc(r, op, layout, SIMDPOOL_ISA_AUTO, cf);
+    break;
   }
 }
 
@@ -750,43 +1276,56 @@ static void extra(const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Records the taps of the window of output (n, c, oh, ow) in g_extra. */
+/* Records the taps of the window of output (n, c, od, oh, ow) in g_extra
+ * (x strided as the desc says). */
 static void dump_window(const config *cf, const float *x, size_t n, size_t c,
-                        size_t oh, size_t ow) {
+                        size_t od, size_t oh, size_t ow) {
   const simdpool_desc *d = &cf->d;
-  const size_t cap = 12; /* taps shown per axis */
-  size_t i, j;
+  const model_shape *ms = &cf->ms;
+  const size_t cap = 12; /* taps shown per plane axis */
+  const size_t dcap = 4; /* depth taps shown */
+  size_t td = model_window_taps(d, ms, MODEL_AXIS_D, od);
+  size_t th = model_window_taps(d, ms, MODEL_AXIS_H, oh);
+  size_t tw = model_window_taps(d, ms, MODEL_AXIS_W, ow);
+  size_t a, i, j;
   extra("  window of that output, taps row-major ('-' = padding):\n");
-  for (i = 0; i < d->kernel_h && i < cap; i++) {
-    long long ih = (long long)(oh * d->stride_h) - (long long)cf->ms.pad_top +
-                   (long long)(i * d->dilation_h);
-    extra("   ");
-    for (j = 0; j < d->kernel_w && j < cap; j++) {
-      long long iw = (long long)(ow * d->stride_w) -
-                     (long long)cf->ms.pad_left +
-                     (long long)(j * d->dilation_w);
-      if (ih < 0 || ih >= (long long)d->h || iw < 0 || iw >= (long long)d->w)
-        extra("     -     ");
-      else
-        extra(" 0x%08" PRIx32, f2u(x[model_elem(d->layout, d->c, d->h, d->w, n,
-                                                c, (size_t)ih, (size_t)iw)]));
+  for (a = 0; a < td && a < dcap; a++) {
+    long long id = model_tap_pos(d, ms, MODEL_AXIS_D, od, a);
+    if (d->d > 1 || td > 1)
+      extra("   depth tap %zu (input depth %lld):\n", a, id);
+    for (i = 0; i < th && i < cap; i++) {
+      long long ih = model_tap_pos(d, ms, MODEL_AXIS_H, oh, i);
+      extra("   ");
+      for (j = 0; j < tw && j < cap; j++) {
+        long long iw = model_tap_pos(d, ms, MODEL_AXIS_W, ow, j);
+        if (id < 0 || id >= (long long)d->d || ih < 0 ||
+            ih >= (long long)d->h || iw < 0 || iw >= (long long)d->w)
+          extra("     -     ");
+        else
+          extra(" 0x%08" PRIx32,
+                f2u(x[model_x_at(d, model_elem(d->layout, d->c, d->d, d->h,
+                                               d->w, n, c, (size_t)id,
+                                               (size_t)ih, (size_t)iw))]));
+      }
+      extra("%s\n", tw > cap ? " ..." : "");
     }
-    extra("%s\n", d->kernel_w > cap ? " ..." : "");
+    if (th > cap)
+      extra("    ...\n");
   }
-  if (d->kernel_h > cap)
-    extra("    ...\n");
+  if (td > dcap)
+    extra("   ... (%zu depth taps)\n", td);
 }
 
-/* Compares the n*c*H*W floats of a tensor in the config's layout bit for
- * bit; on mismatch reports the first differing coordinate and fails. */
-/* count: the elements the tensor spans (pixel strides); gaps must keep
- * the sentinel both buffers start with. */
+/* Compares the floats of a tensor of spatial shape D x H x W in the
+ * config's layout bit for bit; on mismatch reports the first differing
+ * coordinate and fails. count: the elements the tensor spans (pixel
+ * strides); gaps must keep the sentinel both buffers start with. */
 static void compare_f32(const config *cf, const char *what, const float *got,
-                        const float *want, size_t count, size_t H, size_t W,
-                        size_t stride, const float *x_for_window) {
+                        const float *want, size_t count, size_t D, size_t H,
+                        size_t W, size_t stride, const float *x_for_window) {
   const simdpool_desc *d = &cf->d;
   size_t i, first = 0, ndiff = 0;
-  size_t n, c, h, w;
+  size_t n, c, z, h, w;
   if (memcmp(got, want, count * sizeof(float)) == 0)
     return;
   for (i = 0; i < count; i++)
@@ -800,18 +1339,18 @@ static void compare_f32(const config *cf, const char *what, const float *got,
                 "%s: element %zu, in the gap after pixel %zu (stride %zu), "
                 "was written: 0x%08" PRIx32,
                 what, first, first / stride, stride, f2u(got[first]));
-  model_coords(d->layout, d->c, H, W,
+  model_coords(d->layout, d->c, D, H, W,
                d->layout == SIMDPOOL_NHWC
                    ? first / stride * d->c + first % stride
                    : first,
-               &n, &c, &h, &w);
+               &n, &c, &z, &h, &w);
   if (x_for_window != NULL)
-    dump_window(cf, x_for_window, n, c, h, w);
+    dump_window(cf, x_for_window, n, c, z, h, w);
   fail_config(cf,
               "%s differs in %zu of %zu elements; first at offset %zu = "
-              "(n=%zu, c=%zu, h=%zu, w=%zu): want 0x%08" PRIx32
+              "(n=%zu, c=%zu, d=%zu, h=%zu, w=%zu): want 0x%08" PRIx32
               " (%.9g) got 0x%08" PRIx32 " (%.9g)",
-              what, ndiff, count, first, n, c, h, w, f2u(want[first]),
+              what, ndiff, count, first, n, c, z, h, w, f2u(want[first]),
               (double)want[first], f2u(got[first]), (double)got[first]);
 }
 
@@ -832,10 +1371,10 @@ static long long index_at(simdpool_index_type t, const void *p, size_t i) {
 static void compare_indices(const config *cf, const void *got, const void *want,
                             const float *x) {
   const simdpool_desc *d = &cf->d;
-  size_t count = d->n * d->c * cf->ms.out_h * cf->ms.out_w;
+  size_t count = model_y_count(d, &cf->ms);
   size_t isz = model_index_size(d->index_type);
   size_t i, first = 0, ndiff = 0;
-  size_t n, c, h, w;
+  size_t n, c, z, h, w;
   if (memcmp(got, want, count * isz) == 0)
     return;
   for (i = 0; i < count; i++)
@@ -844,14 +1383,14 @@ static void compare_indices(const config *cf, const void *got, const void *want,
         first = i;
       ndiff++;
     }
-  model_coords(d->layout, d->c, cf->ms.out_h, cf->ms.out_w, first, &n, &c, &h,
-               &w);
-  dump_window(cf, x, n, c, h, w);
+  model_coords(d->layout, d->c, cf->ms.out_d, cf->ms.out_h, cf->ms.out_w, first,
+               &n, &c, &z, &h, &w);
+  dump_window(cf, x, n, c, z, h, w);
   fail_config(cf,
               "forward indices differ in %zu of %zu elements; first at "
-              "offset %zu = (n=%zu, c=%zu, h=%zu, w=%zu): want %lld (0x%llx) "
-              "got %lld (0x%llx)",
-              ndiff, count, first, n, c, h, w,
+              "offset %zu = (n=%zu, c=%zu, d=%zu, h=%zu, w=%zu): want %lld "
+              "(0x%llx) got %lld (0x%llx)",
+              ndiff, count, first, n, c, z, h, w,
               index_at(d->index_type, want, first),
               (unsigned long long)index_at(d->index_type, want, first),
               index_at(d->index_type, got, first),
@@ -879,15 +1418,17 @@ typedef struct expected {
 /* Corrupts one entry of a copy of indices. */
 static void *corrupt_indices(rng *r, const config *cf, const void *indices) {
   const simdpool_desc *d = &cf->d;
-  size_t count = d->n * d->c * cf->ms.out_h * cf->ms.out_w;
+  size_t count = model_y_count(d, &cf->ms);
   size_t isz = model_index_size(d->index_type);
+  size_t plane = d->d * d->h * d->w;
   unsigned char *copy = malloc(count * isz);
   size_t at = rng_below(r, count);
   long long v;
   ck_assert_ptr_nonnull(copy);
   memcpy(copy, indices, count * isz);
   if (d->index_type == SIMDPOOL_INDEX_U8) {
-    uint8_t b = (uint8_t)rng_below(r, d->kernel_h * d->kernel_w + 2);
+    uint8_t b =
+        (uint8_t)rng_below(r, d->kernel_d * d->kernel_h * d->kernel_w + 2);
     if (rng_chance(r, 0.1))
       b = 255;
     copy[at] = b;
@@ -898,11 +1439,18 @@ static void *corrupt_indices(rng *r, const config *cf, const void *indices) {
     v = -1 - (long long)rng_below(r, 3);
     break;
   case 1:
-    v = (long long)(d->h * d->w) + (long long)rng_below(r, 3);
+    v = (long long)plane + (long long)rng_below(r, 3);
     break;
   default: /* anywhere in the plane: usually outside the window */
-    v = (long long)rng_below(r, d->h * d->w);
+    v = (long long)rng_below(r, plane);
     break;
+  }
+  if (d->d > 1 && rng_chance(r, 0.3)) {
+    /* The same row and column one depth slice away: inside the plane, in
+     * the window's plane footprint, usually not in its depth range. */
+    long long slice = (long long)(d->h * d->w);
+    v = index_at(d->index_type, indices, at) +
+        (rng_chance(r, 0.5) ? slice : -slice);
   }
   if (d->index_type == SIMDPOOL_INDEX_I32) {
     int32_t x32 = (int32_t)v;
@@ -1022,8 +1570,48 @@ static void check_inputs_intact(const config *cf, const expected *e,
     fail_config(cf, "%s modified dy", call);
 }
 
-static simdpool_isa expected_isa(simdpool_isa requested) {
-  return requested == SIMDPOOL_ISA_AUTO ? g_auto_isa : requested;
+/* A plan with a depth or adaptive windows: "d > 1 or kernel_d > 1 or
+ * adaptive = 1". A forced SIMD ISA may refuse it "yet". */
+static int plan_is_nd(const simdpool_desc *d) {
+  return d->d > 1 || d->kernel_d > 1 || d->adaptive == 1;
+}
+
+static int is_simd_isa(simdpool_isa isa) {
+  return isa != SIMDPOOL_ISA_AUTO && isa != SIMDPOOL_ISA_SCALAR;
+}
+
+/* Whether plan creation refused d on a forced ISA as not supported yet. */
+static int refused_yet(simdpool_status st) {
+  return st == SIMDPOOL_UNSUPPORTED &&
+         strstr(simdpool_last_error(), "yet") != NULL;
+}
+
+/* The ISA a plan of d (accepted by the model) must run: the one forced, or
+ * for AUTO the best ISA that takes the plan (for plans with a depth or
+ * adaptive windows the first one, best first, whose forced plan is not
+ * refused "yet"). */
+static simdpool_isa expected_isa(const simdpool_desc *desc) {
+  size_t i;
+  if (desc->isa != SIMDPOOL_ISA_AUTO)
+    return desc->isa;
+  if (g_auto_forced || !plan_is_nd(desc))
+    return g_auto_isa;
+  for (i = 0; i < sizeof g_best_first / sizeof g_best_first[0]; i++) {
+    simdpool_isa isa = g_best_first[i];
+    simdpool_desc probe = *desc;
+    simdpool_plan *plan = NULL;
+    simdpool_status st;
+    if (!simdpool_isa_supported(isa))
+      continue;
+    if (isa == SIMDPOOL_ISA_SCALAR)
+      return isa;
+    probe.isa = isa;
+    st = simdpool_plan_create(&probe, &plan);
+    simdpool_plan_destroy(plan);
+    if (!refused_yet(st))
+      return isa;
+  }
+  return SIMDPOOL_ISA_SCALAR;
 }
 
 /* Runs one configuration on the ISA cf->isa and compares with e (NULL for a
@@ -1038,7 +1626,23 @@ static void run_on_isa(config *cf, expected *e) {
   guarded y, idx, dx;
 
   cf->d.isa = cf->isa;
+  cf->skipped = 0;
   st = simdpool_plan_create(d, &plan);
+  /* A forced SIMD ISA (or AUTO forced to one by SIMDPOOL_ISA) may refuse a
+   * plan with a depth or adaptive windows as not supported yet: skipped,
+   * and counted by the caller. Scalar and plain AUTO never are. */
+  if (want != SIMDPOOL_INVALID_ARGUMENT && plan_is_nd(d) &&
+      (is_simd_isa(cf->isa) || (cf->isa == SIMDPOOL_ISA_AUTO && g_auto_forced &&
+                                is_simd_isa(g_auto_isa))) &&
+      refused_yet(st)) {
+    if (g_skip_note[0] == '\0')
+      snprintf(g_skip_note, sizeof g_skip_note, "%s: %s",
+               simdpool_isa_name(cf->isa), simdpool_last_error());
+    cf->skipped = 1;
+    if (plan != NULL)
+      fail_config(cf, "rejected simdpool_plan_create left *out non-NULL");
+    return;
+  }
   if (want != SIMDPOOL_OK) {
     if (!model_status_acceptable(ms->reasons, st))
       fail_config(cf,
@@ -1060,16 +1664,23 @@ static void run_on_isa(config *cf, expected *e) {
                 "error: \"%s\"",
                 simdpool_status_string(st), simdpool_last_error());
   {
-    size_t oh = 0, ow = 0;
+    size_t oh = 0, ow = 0, dd = 0, dh = 0, dw = 0;
     simdpool_isa got_isa = simdpool_plan_isa(plan);
+    simdpool_isa want_isa;
     simdpool_plan_output_shape(plan, &oh, &ow);
+    simdpool_plan_output_dims(plan, &dd, &dh, &dw);
     if (oh != ms->out_h || ow != ms->out_w)
       fail_config(cf, "output shape %zux%zu, the model says %zux%zu", oh, ow,
                   ms->out_h, ms->out_w);
-    if (got_isa != expected_isa(cf->isa))
+    if (dd != ms->out_d || dh != ms->out_h || dw != ms->out_w)
+      fail_config(cf,
+                  "simdpool_plan_output_dims() %zux%zux%zu, the model says "
+                  "%zux%zux%zu",
+                  dd, dh, dw, ms->out_d, ms->out_h, ms->out_w);
+    want_isa = expected_isa(d);
+    if (got_isa != want_isa)
       fail_config(cf, "simdpool_plan_isa() = %s, want %s",
-                  simdpool_isa_name(got_isa),
-                  simdpool_isa_name(expected_isa(cf->isa)));
+                  simdpool_isa_name(got_isa), simdpool_isa_name(want_isa));
   }
   if (e == NULL) { /* plan creation only */
     simdpool_plan_destroy(plan);
@@ -1098,7 +1709,7 @@ static void run_on_isa(config *cf, expected *e) {
       CHECK_GUARDS(cf, &idx, "forward indices");
     check_inputs_intact(cf, e, "simdpool_forward");
     compare_f32(cf, "forward y", (const float *)(const void *)y.data, e->ym,
-                ycount, ms->out_h, ms->out_w,
+                ycount, ms->out_d, ms->out_h, ms->out_w,
                 d->y_pixel_stride ? d->y_pixel_stride : d->c, e->x_copy);
     if (isz)
       compare_indices(cf, idx.data, e->im, e->x_copy);
@@ -1118,8 +1729,8 @@ static void run_on_isa(config *cf, expected *e) {
     CHECK_GUARDS(cf, &dx, "backward dx");
     check_inputs_intact(cf, e, "simdpool_backward");
     compare_f32(cf, indices ? "backward dx (from indices)" : "backward dx",
-                (const float *)(const void *)dx.data, e->dxm, xcount, d->h,
-                d->w, d->x_pixel_stride ? d->x_pixel_stride : d->c, NULL);
+                (const float *)(const void *)dx.data, e->dxm, xcount, d->d,
+                d->h, d->w, d->x_pixel_stride ? d->x_pixel_stride : d->c, NULL);
 
     if (e->bad != NULL) {
       guarded_refill(&dx, sizeof(float));
@@ -1145,8 +1756,8 @@ static void run_on_isa(config *cf, expected *e) {
                       simdpool_status_string(st), simdpool_last_error());
         compare_f32(cf, "backward dx (altered but valid indices)",
                     (const float *)(const void *)dx.data, e->dxm_bad, xcount,
-                    d->h, d->w, d->x_pixel_stride ? d->x_pixel_stride : d->c,
-                    NULL);
+                    d->d, d->h, d->w,
+                    d->x_pixel_stride ? d->x_pixel_stride : d->c, NULL);
       }
     }
     guarded_free(&dx);
@@ -1179,6 +1790,10 @@ typedef struct tally {
   size_t special;   /* accepted with special input values */
   size_t corrupt_tested, corrupt_rejected;
   size_t strided, clamped; /* accepted with pixel strides, with a clamp */
+  size_t deep;             /* accepted with d > 1 or kernel_d > 1 */
+  size_t upsampled; /* adaptive, accepted, some output size above its input */
+  size_t global;    /* adaptive, accepted, every output size 1 */
+  size_t skipped[NUM_ISAS]; /* runs refused "yet" by a forced ISA */
 } tally;
 
 static void count_accepted(const config *cf, const expected *e, tally *t) {
@@ -1189,12 +1804,23 @@ static void count_accepted(const config *cf, const expected *e, tally *t) {
     t->sub[d->p == 1.0f ? 0 : d->p == 2.0f ? 1 : 2]++;
   else if (cf->op == OP_MAX_BWD_X)
     t->sub[d->index_type & 3]++;
+  else if (d->adaptive == 1) /* by windows per axis: overlapping or not */
+    t->sub[(d->d % cf->ms.out_d != 0 || d->h % cf->ms.out_h != 0 ||
+            d->w % cf->ms.out_w != 0)
+               ? 1
+               : 0]++;
   else
     t->sub[d->padding & 3]++;
   if (cf->nasty > 0.0)
     t->special++;
   t->strided += d->x_pixel_stride > d->c || d->y_pixel_stride > d->c;
   t->clamped += d->clamp == 1;
+  t->deep += d->d > 1 || d->kernel_d > 1;
+  if (d->adaptive == 1) {
+    t->upsampled +=
+        cf->ms.out_d > d->d || cf->ms.out_h > d->h || cf->ms.out_w > d->w;
+    t->global += cf->ms.out_d == 1 && cf->ms.out_h == 1 && cf->ms.out_w == 1;
+  }
   if (e->bad != NULL) {
     t->corrupt_tested++;
     if (!e->bad_valid)
@@ -1203,8 +1829,8 @@ static void count_accepted(const config *cf, const expected *e, tally *t) {
   t->accepted++;
 }
 
-static void print_tally(op_kind op, simdpool_layout layout, const tally *t,
-                        const char *isas) {
+static void print_tally(op_kind op, simdpool_layout layout, rank_kind rk,
+                        const tally *t, const char *isas) {
   char sub[160];
   simdpool_method m = op_method(op);
   if (m == SIMDPOOL_AVG)
@@ -1216,21 +1842,43 @@ static void print_tally(op_kind op, simdpool_layout layout, const tally *t,
   else if (op == OP_MAX_BWD_X)
     snprintf(sub, sizeof sub, "plan index NONE %zu, I32 %zu, I64 %zu, U8 %zu",
              t->sub[0], t->sub[1], t->sub[2], t->sub[3]);
+  else if (rank_is_adaptive(rk))
+    snprintf(sub, sizeof sub,
+             "every input size a multiple of its output %zu, some not "
+             "(uneven or overlapping windows) %zu",
+             t->sub[0], t->sub[1]);
   else
     snprintf(sub, sizeof sub,
              "EXPLICIT %zu, VALID %zu, SAME_UPPER %zu, SAME_LOWER %zu",
              t->sub[0], t->sub[1], t->sub[2], t->sub[3]);
-  printf("[model] %-12s %s: accepted %zu, rejected %zu (%zu ambiguous) on "
-         "each of [%s]\n        %s; with special values %zu",
-         g_op_names[op], layout_name(layout), t->accepted, t->rejected,
-         t->ambiguous, isas, sub, t->special);
+  printf("[model] %-12s %s %s: accepted %zu, rejected %zu (%zu ambiguous) "
+         "on each of [%s]\n        %s; with special values %zu",
+         g_op_names[op], layout_name(layout), g_rank_names[rk], t->accepted,
+         t->rejected, t->ambiguous, isas, sub, t->special);
   if (t->corrupt_tested)
     printf("; corrupted-index runs %zu (%zu must be rejected)",
            t->corrupt_tested, t->corrupt_rejected);
   if (t->strided || t->clamped)
     printf("; with pixel strides %zu, with a clamp %zu", t->strided,
            t->clamped);
+  if (rk == RANK_3D || rk == RANK_ADAPTIVE_3D)
+    printf("; with a depth (d or kernel_d > 1) %zu", t->deep);
+  if (rank_is_adaptive(rk))
+    printf("; outputs above the input %zu, global (all outputs 1) %zu",
+           t->upsampled, t->global);
   printf("\n");
+  {
+    size_t i, total = 0;
+    for (i = 0; i < NUM_ISAS; i++)
+      total += t->skipped[i];
+    if (total) {
+      printf("        skipped (a forced ISA refused the plan \"yet\"):");
+      for (i = 0; i < NUM_ISAS; i++)
+        if (t->skipped[i])
+          printf(" %s %zu", simdpool_isa_name(g_isas[i]), t->skipped[i]);
+      printf(" runs; e.g. %s\n", g_skip_note);
+    }
+  }
   fflush(stdout);
 }
 
@@ -1252,7 +1900,7 @@ static void check_unsupported_isa(simdpool_isa isa, simdpool_status want) {
                 simdpool_isa_name(isa));
 }
 
-static void sweep(op_kind op, simdpool_layout layout) {
+static void sweep(op_kind op, simdpool_layout layout, rank_kind rk) {
   tally t;
   size_t k, i;
   size_t max_attempts = g_target * 4 + 2000;
@@ -1288,16 +1936,18 @@ static void sweep(op_kind op, simdpool_layout layout) {
 
     memset(&cf, 0, sizeof cf);
     cf.op = op;
+    cf.rank = rk;
     cf.iteration = k;
-    /* One stream per (seed, op, layout, iteration): any configuration can be
-     * regenerated alone from the seed. */
-    cf.iter_seed = splitmix64(g_seed ^ splitmix64(((uint64_t)op << 8) |
+    /* One stream per (seed, op, layout, rank, iteration): any configuration
+     * can be regenerated alone from the seed (2D keeps its old streams). */
+    cf.iter_seed = splitmix64(g_seed ^ splitmix64(((uint64_t)rk << 16) |
+                                                  ((uint64_t)op << 8) |
                                                   (uint64_t)layout)) ^
                    splitmix64((uint64_t)k * 0x100000001b3ull);
     rng_seed(&r, cf.iter_seed);
     t.attempts++;
 
-    draw_desc(&r, op, layout, SIMDPOOL_ISA_AUTO, &cf);
+    draw_rank_desc(&r, op, layout, rk, &cf);
     model_resolve(&cf.d, &cf.ms);
     accepted = model_status(cf.ms.reasons) == SIMDPOOL_OK;
     if (accepted)
@@ -1307,6 +1957,7 @@ static void sweep(op_kind op, simdpool_layout layout) {
       if (!active[i] || failed[i] >= g_max_failures)
         continue;
       cf.isa = g_isas[i];
+      cf.skipped = 0;
       if (run_on_isa_guarded(&cf, accepted ? &e : NULL)) {
         if (failed[i] == 0)
           snprintf(failed_names + strlen(failed_names),
@@ -1316,6 +1967,8 @@ static void sweep(op_kind op, simdpool_layout layout) {
         n_failed++;
         if (failed[i] >= g_max_failures)
           n_dropped++;
+      } else if (cf.skipped) {
+        t.skipped[i]++;
       }
     }
 
@@ -1329,19 +1982,21 @@ static void sweep(op_kind op, simdpool_layout layout) {
         t.ambiguous++;
     }
   }
-  print_tally(op, layout, &t, isas);
-  ck_assert_msg(
-      n_failed == 0,
-      "%s %s: %zu mismatches on [%s] (details above; seed %" PRIu64 ")",
-      g_op_names[op], layout_name(layout), n_failed, failed_names, g_seed);
+  print_tally(op, layout, rk, &t, isas);
+  ck_assert_msg(n_failed == 0,
+                "%s %s %s: %zu mismatches on [%s] (details above; seed %" PRIu64
+                ")",
+                g_op_names[op], layout_name(layout), g_rank_names[rk], n_failed,
+                failed_names, g_seed);
   ck_assert_msg(t.accepted >= g_target,
                 "only %zu of %zu configurations accepted in %zu attempts",
                 t.accepted, g_target, t.attempts);
 }
 
-/* Loop index: op * 2 + layout. */
+/* Loop index: (rank * OP_COUNT + op) * 2 + layout. */
 START_TEST(test_sweep) {
-  sweep((op_kind)(_i / 2), (simdpool_layout)(_i % 2));
+  sweep((op_kind)(_i / 2 % OP_COUNT), (simdpool_layout)(_i % 2),
+        (rank_kind)(_i / 2 / OP_COUNT));
 }
 END_TEST
 
@@ -1472,6 +2127,225 @@ START_TEST(test_shape_rules) {
 }
 END_TEST
 
+/* The same for descriptors with a depth (3D), 1D descriptors and adaptive
+ * windows: status against the model, and the output dims. */
+START_TEST(test_shape_rules_nd) {
+  size_t k, target = g_target * 10;
+  size_t accepted = 0, rejected = 0, ambiguous = 0, huge = 0, failures = 0;
+  size_t kinds[3] = {0, 0, 0}, kinds_accepted[3] = {0, 0, 0};
+  for (k = 0; k < target; k++) {
+    config cf;
+    rng r;
+    simdpool_desc *d = &cf.d;
+    simdpool_method m;
+    simdpool_layout l;
+    size_t kind, n, c;
+    memset(&cf, 0, sizeof cf);
+    cf.op = OP_MAX_FWD_NONE;
+    cf.plan_only = 1;
+    cf.isa = SIMDPOOL_ISA_SCALAR;
+    cf.iteration = k;
+    cf.iter_seed = splitmix64(g_seed ^ 0x5ea9e5d3ull) ^ splitmix64(k);
+    rng_seed(&r, cf.iter_seed);
+    m = (simdpool_method)rng_below(&r, 3);
+    l = (simdpool_layout)rng_below(&r, 2);
+    n = rng_range(&r, 1, 3);
+    c = rng_range(&r, 1, 3);
+    kind = rng_below(&r, 10);
+    kind = kind < 2 ? 0 : kind < 6 ? 1 : 2; /* 1D, 3D, adaptive */
+    kinds[kind]++;
+    if (kind == 0) {
+      cf.rank = RANK_1D;
+      simdpool_desc_init_1d(d, m, l, n, c, rng_range(&r, 1, 60),
+                            rng_range(&r, 1, 12));
+      d->stride_w = rng_range(&r, 1, 6);
+      d->dilation_w = rng_range(&r, 1, 5);
+    } else if (kind == 1) {
+      cf.rank = RANK_3D;
+      simdpool_desc_init_3d(d, m, l, n, c, rng_range(&r, 1, 24),
+                            rng_range(&r, 1, 24), rng_range(&r, 1, 24),
+                            rng_range(&r, 1, 8), rng_range(&r, 1, 8),
+                            rng_range(&r, 1, 8));
+      d->stride_d = rng_range(&r, 1, 5);
+      d->stride_h = rng_range(&r, 1, 5);
+      d->stride_w = rng_range(&r, 1, 5);
+      d->dilation_d = rng_range(&r, 1, 4);
+      d->dilation_h = rng_range(&r, 1, 4);
+      d->dilation_w = rng_range(&r, 1, 4);
+    } else {
+      size_t dims = rng_range(&r, 1, 3);
+      size_t dd = dims == 3 ? rng_range(&r, 1, 30) : 1;
+      size_t h = dims >= 2 ? rng_range(&r, 1, 30) : 1;
+      size_t w = rng_range(&r, 1, 30);
+      cf.rank = dims == 1   ? RANK_ADAPTIVE_1D
+                : dims == 2 ? RANK_ADAPTIVE_2D
+                            : RANK_ADAPTIVE_3D;
+      simdpool_desc_init_adaptive(
+          d, m, l, n, c, dd, h, w, dims == 3 ? rng_range(&r, 1, 40) : 1,
+          dims >= 2 ? rng_range(&r, 1, 40) : 1, rng_range(&r, 1, 40));
+    }
+    d->isa = SIMDPOOL_ISA_SCALAR;
+    if (kind != 2) {
+      d->padding = (simdpool_padding)rng_below(&r, 4);
+      d->ceil_mode = d->padding == SIMDPOOL_PAD_EXPLICIT ? (int)rng_below(&r, 2)
+                                                         : rng_chance(&r, 0.05);
+      if (d->padding == SIMDPOOL_PAD_EXPLICIT || rng_chance(&r, 0.05)) {
+        size_t ed = extent(d->kernel_d, d->dilation_d);
+        size_t eh = extent(d->kernel_h, d->dilation_h);
+        size_t ew = extent(d->kernel_w, d->dilation_w);
+        d->pad_front = rng_below(&r, ed + 1);
+        d->pad_back = rng_below(&r, ed + 1);
+        d->pad_top = rng_below(&r, eh + 1);
+        d->pad_bottom = rng_below(&r, eh + 1);
+        d->pad_left = rng_below(&r, ew + 1);
+        d->pad_right = rng_below(&r, ew + 1);
+      }
+      if (rng_chance(&r, 0.03))
+        d->adaptive = (int)rng_range(&r, 1, 2);
+      if (rng_chance(&r, 0.03))
+        d->out_h = rng_range(&r, 1, 4);
+    } else {
+      /* Each rule of adaptive windows broken now and then. */
+      if (rng_chance(&r, 0.03))
+        d->adaptive = rng_chance(&r, 0.3) ? 0 : rng_chance(&r, 0.5) ? 2 : -1;
+      if (rng_chance(&r, 0.03))
+        d->out_d = 0;
+      if (rng_chance(&r, 0.03))
+        d->out_w = 0;
+      if (rng_chance(&r, 0.03))
+        d->kernel_d = rng_range(&r, 2, 3);
+      if (rng_chance(&r, 0.03))
+        d->kernel_h = rng_range(&r, 2, 3);
+      if (rng_chance(&r, 0.03))
+        d->stride_w = rng_range(&r, 2, 3);
+      if (rng_chance(&r, 0.03))
+        d->dilation_d = rng_range(&r, 2, 3);
+      if (rng_chance(&r, 0.03))
+        d->padding = (simdpool_padding)rng_range(&r, 1, 3);
+      if (rng_chance(&r, 0.03))
+        d->pad_back = 1;
+      if (rng_chance(&r, 0.03))
+        d->pad_left = 1;
+      if (rng_chance(&r, 0.03))
+        d->ceil_mode = 1;
+    }
+    d->count_include_pad = (int)rng_below(&r, 2);
+    d->p = d->method == SIMDPOOL_LP ? 1.0f + (float)rng_below(&r, 4) : 2.0f;
+    d->index_type = d->method == SIMDPOOL_MAX || rng_chance(&r, 0.05)
+                        ? (simdpool_index_type)rng_below(&r, 4)
+                        : SIMDPOOL_INDEX_NONE;
+    switch (rng_below(&r, 40)) {
+    case 0: /* x bytes above PTRDIFF_MAX / beyond size_t */
+      d->n = (size_t)1 << (sizeof(size_t) * 8 - 3 - rng_below(&r, 3));
+      huge++;
+      break;
+    case 1: /* n*c overflow */
+      d->n = SIZE_MAX / 2 + rng_below(&r, 5);
+      d->c = rng_range(&r, 2, 5);
+      huge++;
+      break;
+    case 2: /* large tensors, fitting or not */
+      d->n = (size_t)1 << 20;
+      d->c = (size_t)1 << rng_range(&r, 10, 24);
+      huge++;
+      break;
+    case 3: /* I32 too narrow: planes of about INT32_MAX elements */
+      d->method = SIMDPOOL_MAX;
+      d->index_type = rng_chance(&r, 0.5)
+                          ? SIMDPOOL_INDEX_I32
+                          : (simdpool_index_type)rng_below(&r, 4);
+      d->d = 2;
+      d->h = 32768;
+      d->w = rng_range(&r, 32767, 32769);
+      d->n = d->c = 1;
+      huge++;
+      break;
+    case 4: /* U8 too narrow: windows of about 256 taps */
+      d->method = SIMDPOOL_MAX;
+      d->index_type = SIMDPOOL_INDEX_U8;
+      if (kind != 2) {
+        d->kernel_d = rng_range(&r, 2, 4);
+        d->kernel_h = rng_range(&r, 7, 10);
+        d->kernel_w = rng_range(&r, 7, 10);
+        d->dilation_d = d->dilation_h = d->dilation_w = 1;
+        d->d = rng_range(&r, 4, 10);
+        d->h = rng_range(&r, 10, 20);
+        d->w = rng_range(&r, 10, 20);
+      }
+      break;
+    case 5: /* out of range enums */
+      switch (rng_below(&r, 5)) {
+      case 0:
+        d->method = (simdpool_method)3;
+        break;
+      case 1:
+        d->layout = (simdpool_layout)2;
+        break;
+      case 2:
+        d->padding = (simdpool_padding)4;
+        break;
+      case 3:
+        d->index_type = (simdpool_index_type)4;
+        break;
+      default:
+        d->isa = (simdpool_isa)6;
+        break;
+      }
+      break;
+    case 6: /* a zero depth field */
+      switch (rng_below(&r, 4)) {
+      case 0:
+        d->d = 0;
+        break;
+      case 1:
+        d->kernel_d = 0;
+        break;
+      case 2:
+        d->stride_d = 0;
+        break;
+      default:
+        d->dilation_d = 0;
+        break;
+      }
+      break;
+    case 7: /* many adaptive outputs */
+      if (kind == 2) {
+        d->out_w = rng_range(&r, 1000, 70000);
+        d->n = d->c = 1;
+        huge++;
+      }
+      break;
+    default:
+      break;
+    }
+    cf.isa = d->isa; /* run_on_isa copies cf.isa into the desc */
+    model_resolve(d, &cf.ms);
+    if (run_on_isa_guarded(&cf, NULL) && ++failures >= g_max_failures)
+      break;
+    if (model_status(cf.ms.reasons) == SIMDPOOL_OK) {
+      accepted++;
+      kinds_accepted[kind]++;
+    } else {
+      rejected++;
+      if ((cf.ms.reasons & MODEL_INVALID_MASK) &&
+          (cf.ms.reasons & MODEL_UNSUP_MASK))
+        ambiguous++;
+    }
+  }
+  printf("[model] shape_rules_nd (plan creation only): accepted %zu, "
+         "rejected %zu (%zu with both invalid and unsupported reasons), "
+         "extreme sizes %zu; 1D %zu (%zu accepted), 3D %zu (%zu accepted), "
+         "adaptive %zu (%zu accepted)\n",
+         accepted, rejected, ambiguous, huge, kinds[0], kinds_accepted[0],
+         kinds[1], kinds_accepted[1], kinds[2], kinds_accepted[2]);
+  fflush(stdout);
+  ck_assert_msg(failures == 0,
+                "shape_rules_nd: %zu mismatches (details above; seed %" PRIu64
+                ")",
+                failures, g_seed);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* main                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -1489,15 +2363,12 @@ static simdpool_isa isa_from_name(const char *s, int *known) {
 }
 
 static void setup_auto(void) {
-  static const simdpool_isa best_first[] = {
-      SIMDPOOL_ISA_AVX512, SIMDPOOL_ISA_AVX2, SIMDPOOL_ISA_SSE41,
-      SIMDPOOL_ISA_NEON, SIMDPOOL_ISA_SCALAR};
   const char *env = getenv("SIMDPOOL_ISA");
   size_t i;
   g_auto_isa = SIMDPOOL_ISA_SCALAR;
-  for (i = 0; i < sizeof best_first / sizeof best_first[0]; i++)
-    if (simdpool_isa_supported(best_first[i])) {
-      g_auto_isa = best_first[i];
+  for (i = 0; i < sizeof g_best_first / sizeof g_best_first[0]; i++)
+    if (simdpool_isa_supported(g_best_first[i])) {
+      g_auto_isa = g_best_first[i];
       break;
     }
   if (env != NULL) {
@@ -1507,6 +2378,7 @@ static void setup_auto(void) {
       g_auto_status = SIMDPOOL_INVALID_ARGUMENT;
       g_auto_note = "SIMDPOOL_ISA names no ISA (plan creation must fail)";
     } else if (named != SIMDPOOL_ISA_AUTO) {
+      g_auto_forced = 1;
       if (simdpool_isa_supported(named)) {
         g_auto_isa = named;
       } else {
@@ -1522,7 +2394,7 @@ int main(void) {
   const char *scale_env = getenv("SIMDPOOL_TEST_SCALE");
   Suite *s;
   SRunner *sr;
-  int op, layout, i, failed;
+  int op, layout, rk, i, failed;
 
   if (seed_env != NULL && seed_env[0] != '\0') {
     g_seed = (uint64_t)strtoull(seed_env, NULL, 0);
@@ -1569,23 +2441,37 @@ int main(void) {
   fflush(stdout);
 
   s = suite_create("model");
-  for (op = 0; op < OP_COUNT; op++)
-    for (layout = 0; layout < 2; layout++) {
-      /* Check keeps the pointer: the names must outlive the runner. */
-      static char names[OP_COUNT * 2][32];
-      char *name = names[op * 2 + layout];
-      TCase *tc;
-      snprintf(name, sizeof names[0], "%s_%s", g_op_names[op],
-               layout_name((simdpool_layout)layout));
-      tc = tcase_create(name);
-      tcase_set_timeout(tc, 300);
-      tcase_add_loop_test(tc, test_sweep, op * 2 + layout, op * 2 + layout + 1);
-      suite_add_tcase(s, tc);
-    }
+  for (rk = 0; rk < RANK_COUNT; rk++)
+    for (op = 0; op < OP_COUNT; op++)
+      for (layout = 0; layout < 2; layout++) {
+        /* Check keeps the pointer: the names must outlive the runner. */
+        static char names[RANK_COUNT * OP_COUNT * 2][48];
+        const int at = (rk * OP_COUNT + op) * 2 + layout;
+        char *name = names[at];
+        TCase *tc;
+        if (!rank_has_op((rank_kind)rk, (op_kind)op))
+          continue;
+        if (rk == RANK_2D) /* the original names */
+          snprintf(name, sizeof names[0], "%s_%s", g_op_names[op],
+                   layout_name((simdpool_layout)layout));
+        else
+          snprintf(name, sizeof names[0], "%s_%s_%s", g_op_names[op],
+                   layout_name((simdpool_layout)layout), g_rank_names[rk]);
+        tc = tcase_create(name);
+        tcase_set_timeout(tc, 300);
+        tcase_add_loop_test(tc, test_sweep, at, at + 1);
+        suite_add_tcase(s, tc);
+      }
   {
     TCase *tc = tcase_create("shape_rules");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_shape_rules);
+    suite_add_tcase(s, tc);
+  }
+  {
+    TCase *tc = tcase_create("shape_rules_nd");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_shape_rules_nd);
     suite_add_tcase(s, tc);
   }
 

@@ -200,7 +200,17 @@ static const field fields[] = {
     SZ(y_pixel_stride),
     IN(clamp),
     {"clamp_min", F_FLOAT, offsetof(simdpool_desc, clamp_min), NULL, 0},
-    {"clamp_max", F_FLOAT, offsetof(simdpool_desc, clamp_max), NULL, 0}};
+    {"clamp_max", F_FLOAT, offsetof(simdpool_desc, clamp_max), NULL, 0},
+    SZ(d),
+    SZ(kernel_d),
+    SZ(stride_d),
+    SZ(dilation_d),
+    SZ(pad_front),
+    SZ(pad_back),
+    IN(adaptive),
+    SZ(out_d),
+    SZ(out_h),
+    SZ(out_w)};
 
 /* The state an example builds before its call. */
 typedef struct example {
@@ -416,8 +426,9 @@ static simdpool_status run_call(const example *ex, const char **why,
   static const float map[16] = {1, 3, 2, 4, 5, 6, 1, 2, 3, 2, 8, 1, 0, 1, 4, 5};
   const size_t ib = simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_INDICES);
   buffer x, y, idx, given, dy, dx;
-  buffer_alloc(&x, sizeof map, 0);
-  memcpy(x.mem, map, sizeof map);
+  buffer_alloc(&x, simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_X), 0);
+  for (size_t i = 0; i < x.bytes / sizeof(float); i++) /* 3D: map per slice */
+    ((float *)(void *)x.mem)[i] = map[i % 16] + (float)(i / 16);
   buffer_alloc(&y, simdpool_plan_tensor_bytes(plan, SIMDPOOL_TENSOR_Y), 0xa5);
   buffer_alloc(&idx, ib ? ib : 32, 0xa5);
   buffer_alloc(&given, 32, 0);

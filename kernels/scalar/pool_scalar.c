@@ -14,14 +14,37 @@
 #define FOR_EACH_DX(g, i, ...)                                                 \
   do {                                                                         \
     const size_t px_ =                                                         \
-        (g)->layout == SIMDPOOL_NHWC ? (g)->n * (g)->h * (g)->w : 1;           \
+        (g)->layout == SIMDPOOL_NHWC ? (g)->n * sp_in_plane(g) : 1;            \
     const size_t run_ = (g)->layout == SIMDPOOL_NHWC                           \
                             ? (g)->c                                           \
-                            : (g)->n * (g)->c * (g)->h * (g)->w;               \
+                            : (g)->n * (g)->c * sp_in_plane(g);                \
     for (size_t p_ = 0; p_ < px_; p_++)                                        \
       for (size_t i = p_ * (g)->xs; i < p_ * (g)->xs + run_; i++) {            \
         __VA_ARGS__                                                            \
       }                                                                        \
+  } while (0)
+
+/* Every output (od, oy, ox) of every plane (n, c), in output order, with
+ * the planes of x/dx (px), y/dy (py) and indices (pi) and the output's
+ * offset o inside a dense output plane. */
+#define FOR_EACH_OUTPUT(g, ...)                                                \
+  do {                                                                         \
+    for (size_t n = 0; n < (g)->n; n++) {                                      \
+      for (size_t c = 0; c < (g)->c; c++) {                                    \
+        const sp_plane px = sp_plane_x(g, n, c);                               \
+        const sp_plane py = sp_plane_y(g, n, c);                               \
+        const sp_plane pi = sp_plane_i(g, n, c);                               \
+        (void)px, (void)py, (void)pi;                                          \
+        for (size_t od = 0; od < (g)->od; od++) {                              \
+          for (size_t oy = 0; oy < (g)->oh; oy++) {                            \
+            for (size_t ox = 0; ox < (g)->ow; ox++) {                          \
+              const size_t o = (od * (g)->oh + oy) * (g)->ow + ox;             \
+              __VA_ARGS__                                                      \
+            }                                                                  \
+          }                                                                    \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
   } while (0)
 
 /* dx = +0.0f over the whole tensor. */
@@ -44,70 +67,42 @@ void sp_clamp_scalar(float *y, size_t pixels, size_t c, size_t stride, float lo,
 /* ---------------------------------------------------------------- MAX */
 
 void sp_maxpool_fwd_scalar(const sp_geom *g, const sp_io *io) {
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      sp_plane pi = sp_plane_of(g, n, c, g->oh, g->ow);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        for (size_t ox = 0; ox < g->ow; ox++) {
-          sp_winner best = sp_max_window(g, io->x, px, oy, ox);
-          size_t o = py.base + (oy * g->ow + ox) * py.step;
-          io->y[o] = io->x[px.base + best.flat * px.step];
-          sp_store_index(io->indices, g->index_type,
-                         pi.base + (oy * g->ow + ox) * pi.step, best.flat,
-                         best.tap);
-        }
-      }
-    }
-  }
+  FOR_EACH_OUTPUT(g, {
+    const sp_winner best = sp_max_window3(g, io->x, px, od, oy, ox);
+    io->y[py.base + o * py.step] = io->x[px.base + best.flat * px.step];
+    sp_store_index(io->indices, g->index_type, pi.base + o * pi.step, best.flat,
+                   best.tap);
+  });
 }
 
 void sp_maxpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        for (size_t ox = 0; ox < g->ow; ox++) {
-          sp_winner best = sp_max_window(g, io->x, px, oy, ox);
-          io->dx[px.base + best.flat * px.step] +=
-              io->dy[py.base + (oy * g->ow + ox) * py.step];
-        }
-      }
-    }
-  }
+  FOR_EACH_OUTPUT(g, {
+    const sp_winner best = sp_max_window3(g, io->x, px, od, oy, ox);
+    io->dx[px.base + best.flat * px.step] += io->dy[py.base + o * py.step];
+  });
   canonicalize_dx(g, io->dx);
 }
 
 void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      sp_plane pi = sp_plane_of(g, n, c, g->oh, g->ow);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        for (size_t ox = 0; ox < g->ow; ox++) {
-          size_t o = pi.base + (oy * g->ow + ox) * pi.step;
-          size_t flat;
-          if (g->index_type == SIMDPOOL_INDEX_U8) {
-            /* The tap number names the window position; dispatch checked
-             * that it is a valid tap. */
-            size_t tap = ((const uint8_t *)io->indices)[o];
-            ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, tap / g->kw, g->dh);
-            ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, tap % g->kw, g->dw);
-            flat = (size_t)iy * g->w + (size_t)ix;
-          } else {
-            flat = sp_load_flat_index(io->indices, g->index_type, o);
-          }
-          io->dx[px.base + flat * px.step] +=
-              io->dy[py.base + (oy * g->ow + ox) * py.step];
-        }
-      }
+  FOR_EACH_OUTPUT(g, {
+    const size_t e = pi.base + o * pi.step;
+    size_t flat;
+    if (g->index_type == SIMDPOOL_INDEX_U8) {
+      /* The tap number names the window position; dispatch checked that
+       * it is a valid tap (fixed windows only). */
+      const size_t tap = ((const uint8_t *)io->indices)[e];
+      const size_t plane_taps = g->kh * g->kw;
+      const ptrdiff_t id = sp_win_at(sp_win_d(g, od), tap / plane_taps);
+      const ptrdiff_t iy = sp_win_at(sp_win_h(g, oy), tap % plane_taps / g->kw);
+      const ptrdiff_t ix = sp_win_at(sp_win_w(g, ox), tap % g->kw);
+      flat = ((size_t)id * g->h + (size_t)iy) * g->w + (size_t)ix;
+    } else {
+      flat = sp_load_flat_index(io->indices, g->index_type, e);
     }
-  }
+    io->dx[px.base + flat * px.step] += io->dy[py.base + o * py.step];
+  });
   canonicalize_dx(g, io->dx);
 }
 
@@ -147,44 +142,19 @@ void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
 /* ---------------------------------------------------------------- AVG */
 
 void sp_avgpool_fwd_scalar(const sp_geom *g, const sp_io *io) {
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        for (size_t ox = 0; ox < g->ow; ox++)
-          io->y[py.base + (oy * g->ow + ox) * py.step] =
-              sp_avg_window(g, io->x, px, oy, ox);
-      }
-    }
-  }
+  FOR_EACH_OUTPUT(g, {
+    io->y[py.base + o * py.step] = sp_avg_window3(g, io->x, px, od, oy, ox);
+  });
 }
 
 void sp_avgpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        for (size_t ox = 0; ox < g->ow; ox++) {
-          float share = io->dy[py.base + (oy * g->ow + ox) * py.step] /
-                        sp_avg_divisor(g, oy, ox);
-          for (size_t ki = 0; ki < g->kh; ki++) {
-            ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
-            if (!sp_inside(iy, g->h))
-              continue;
-            for (size_t kj = 0; kj < g->kw; kj++) {
-              ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
-              if (sp_inside(ix, g->w))
-                io->dx[px.base + ((size_t)iy * g->w + (size_t)ix) * px.step] +=
-                    share;
-            }
-          }
-        }
-      }
-    }
-  }
+  FOR_EACH_OUTPUT(g, {
+    const float share =
+        sp_avg_share(g, io->dy[py.base + o * py.step], od, oy, ox);
+    SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap,
+                    { io->dx[px.base + flat * px.step] += share; });
+  });
   canonicalize_dx(g, io->dx);
 }
 
@@ -213,63 +183,41 @@ void sp_avgpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
 /* ---------------------------------------------------------------- LP */
 
 void sp_lppool_fwd_scalar(const sp_geom *g, const sp_io *io) {
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      for (size_t oy = 0; oy < g->oh; oy++)
-        for (size_t ox = 0; ox < g->ow; ox++)
-          io->y[py.base + (oy * g->ow + ox) * py.step] =
-              sp_canonical(sp_lp_window(g, io->x, px, oy, ox));
-    }
-  }
+  FOR_EACH_OUTPUT(g, {
+    io->y[py.base + o * py.step] =
+        sp_canonical(sp_lp_window3(g, io->x, px, od, oy, ox));
+  });
 }
 
 void sp_lppool_bwd_scalar(const sp_geom *g, const sp_io *io) {
   const float p = g->p;
   zero_dx(g, io->dx);
-  for (size_t n = 0; n < g->n; n++) {
-    for (size_t c = 0; c < g->c; c++) {
-      sp_plane px = sp_plane_x(g, n, c);
-      sp_plane py = sp_plane_y(g, n, c);
-      for (size_t oy = 0; oy < g->oh; oy++) {
-        for (size_t ox = 0; ox < g->ow; ox++) {
-          float dy = io->dy[py.base + (oy * g->ow + ox) * py.step];
-          float gr;
-          if (p == 1.0f) {
-            gr = dy;
-          } else {
-            float y = sp_lp_window(g, io->x, px, oy, ox);
-            if (y == 0.0f)
-              gr = 0.0f;
-            else if (p == 2.0f)
-              gr = dy / y;
-            else
-              gr = dy * sp_powf(y, 1.0f - p);
-          }
-          for (size_t ki = 0; ki < g->kh; ki++) {
-            ptrdiff_t iy = sp_tap_pos(oy, g->sh, g->pt, ki, g->dh);
-            if (!sp_inside(iy, g->h))
-              continue;
-            for (size_t kj = 0; kj < g->kw; kj++) {
-              ptrdiff_t ix = sp_tap_pos(ox, g->sw, g->pl, kj, g->dw);
-              if (!sp_inside(ix, g->w))
-                continue;
-              size_t e = px.base + ((size_t)iy * g->w + (size_t)ix) * px.step;
-              float v = io->x[e];
-              float q;
-              if (p == 1.0f)
-                q = gr * sp_lp_sign(v);
-              else if (p == 2.0f)
-                q = gr * v;
-              else
-                q = (gr * sp_lp_sign(v)) * sp_powf(fabsf(v), p - 1.0f);
-              io->dx[e] += q;
-            }
-          }
-        }
-      }
+  FOR_EACH_OUTPUT(g, {
+    const float dy = io->dy[py.base + o * py.step];
+    float gr;
+    if (p == 1.0f) {
+      gr = dy;
+    } else {
+      const float y = sp_lp_window3(g, io->x, px, od, oy, ox);
+      if (y == 0.0f)
+        gr = 0.0f;
+      else if (p == 2.0f)
+        gr = dy / y;
+      else
+        gr = dy * sp_powf(y, 1.0f - p);
     }
-  }
+    SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
+      const size_t e = px.base + flat * px.step;
+      const float v = io->x[e];
+      float q;
+      if (p == 1.0f)
+        q = gr * sp_lp_sign(v);
+      else if (p == 2.0f)
+        q = gr * v;
+      else
+        q = (gr * sp_lp_sign(v)) * sp_powf(fabsf(v), p - 1.0f);
+      io->dx[e] += q;
+    });
+  });
   canonicalize_dx(g, io->dx);
 }
