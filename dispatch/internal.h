@@ -29,7 +29,10 @@ size_t sp_cpu_l2_bytes(void);
 int sp_isa_built(simdpool_isa isa);
 
 struct simdpool_plan {
+  /* The geometry the kernels run on: the resolved one, or an equivalent
+   * simpler view of it (sp_simplify_geom). */
   sp_geom geom;
+  size_t out_d, out_h, out_w; /* the plan's output sizes, as resolved */
   simdpool_isa isa;
   const sp_kernel_entry *kernel[SP_OP_COUNT]; /* NULL where the op is absent */
   sp_clamp_fn clamp; /* forward's output clamp at the ISA's width, or NULL */
@@ -41,6 +44,12 @@ struct simdpool_plan {
 
 /* Validates d and fills g (shape math included). No kernel choice. */
 simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g);
+
+/* Rewrites g, in place, as an equivalent geometry the kernels serve
+ * better: the same tensors, windows, scan order, divisions and indices.
+ * Uniform adaptive windows become fixed ones; a 3D plan whose depth window
+ * is one slice becomes a 2D plan over its slices (see plan.c). */
+void sp_simplify_geom(sp_geom *g);
 
 /* Does geometry g belong to shape class s? */
 int sp_shape_matches(sp_shape s, const sp_geom *g);

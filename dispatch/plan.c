@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kernel_util.h"
 
 /* The largest byte count or coordinate the kernels may meet; everything is
  * computed in size_t and ptrdiff_t, so stay well below both. */
@@ -678,6 +679,78 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   return SIMDPOOL_OK;
 }
 
+/* ------------------------------------------------------------ views */
+
+/* Adaptive windows of one axis that are fixed windows: window o is
+ * [o*s, o*s + k) for one k and s (e.g. 14 -> 7: k = s = 2; 13 -> 6: k = 3,
+ * s = 2; any -> 1: the whole axis). Sets *k and *s. */
+static int adaptive_uniform(size_t in, size_t out, size_t *k, size_t *s) {
+  *k = sp_adaptive_end(0, in, out);
+  *s = out > 1 ? sp_adaptive_start(1, in, out) : *k;
+  if (*s == 0) /* out > in: windows repeat */
+    return 0;
+  for (size_t o = 0; o < out; o++) {
+    const size_t a = sp_adaptive_start(o, in, out);
+    if (a != o * *s || sp_adaptive_end(o, in, out) - a != *k)
+      return 0;
+  }
+  return 1;
+}
+
+/* Adaptive AVG divides ((acc / kd) / kh) / kw, fixed AVG acc / (kd*kh*kw):
+ * the same bits when every extent but one is 1 (a division by 1 is exact),
+ * or for two extents of 2 and one of 1 (two halvings round a subnormal
+ * quotient as one division by 4 does, proven over every float by the
+ * `divide` test); not for 2, 4 or 2, 2, 2 (x = 5 * 2^-149: (x/2)/4 = 0,
+ * x/8 = 2^-149) nor for odd sides. */
+static int adaptive_avg_as_fixed(size_t kd, size_t kh, size_t kw) {
+  const size_t big = (kd > 1) + (kh > 1) + (kw > 1);
+  const size_t twos = (kd == 2) + (kh == 2) + (kw == 2);
+  return big <= 1 || (big == 2 && twos == 2);
+}
+
+void sp_simplify_geom(sp_geom *g) {
+  size_t kd, sd, kh, sh, kw, sw;
+  if (g->adaptive && adaptive_uniform(g->d, g->od, &kd, &sd) &&
+      adaptive_uniform(g->h, g->oh, &kh, &sh) &&
+      adaptive_uniform(g->w, g->ow, &kw, &sw) &&
+      (g->method == SIMDPOOL_MAX || adaptive_avg_as_fixed(kd, kh, kw))) {
+    /* No padding, so count_include_pad changes nothing. */
+    g->adaptive = 0;
+    g->kd = kd, g->kh = kh, g->kw = kw;
+    g->sd = sd, g->sh = sh, g->sw = sw;
+    g->dd = g->dh = g->dw = 1;
+  }
+  if (g->adaptive || g->kd != 1 || (g->d > 1 && g->sd != 1))
+    return;
+  /* The depth window is one slice and output slice i reads input slice i:
+   * a 2D plan over the slices. With no row padding and windows that tile
+   * each slice's rows (h = oh*sh, extent <= sh), the slices stacked into
+   * one plane of d*h rows have exactly the same windows, and their flat
+   * indices are the 3D ones ((id*h + iy)*w + ix): every index type. Else
+   * each slice is a plane of its own, whose flat indices would lack the
+   * slice's offset: only for plans without I32/I64 indices. */
+  const size_t eh = g->dh * (g->kh - 1) + 1;
+  if (g->d == 1) {
+    g->od = 1; /* any depth stride and dilation: one slice */
+    return;
+  }
+  if (g->pt == 0 && g->pb == 0 && g->h == g->oh * g->sh && eh <= g->sh) {
+    g->h *= g->d;
+    g->oh *= g->od;
+  } else if (g->index_type == SIMDPOOL_INDEX_NONE ||
+             g->index_type == SIMDPOOL_INDEX_U8) {
+    if (g->layout == SIMDPOOL_NCHW)
+      g->c *= g->d; /* (n, c, d, h, w) is (n, c*d, h, w) */
+    else
+      g->n *= g->d; /* (n, d, h, w, c) is (n*d, h, w, c) */
+  } else {
+    return;
+  }
+  g->d = g->od = 1;
+  g->sd = g->dd = 1;
+}
+
 /* ------------------------------------------------------------ kernel choice */
 
 int sp_shape_matches(sp_shape s, const sp_geom *g) {
@@ -852,6 +925,10 @@ simdpool_status simdpool_plan_create(const simdpool_desc *d,
   simdpool_plan *plan = malloc(sizeof *plan);
   if (!plan)
     return sp_fail(SIMDPOOL_OUT_OF_MEMORY, "cannot allocate a plan");
+  plan->out_d = g.od;
+  plan->out_h = g.oh;
+  plan->out_w = g.ow;
+  sp_simplify_geom(&g);
   plan->geom = g;
   snprintf(plan->clamp_text, sizeof plan->clamp_text,
            "clamp_min=%g, clamp_max=%g", (double)g.clamp_lo,
@@ -881,15 +958,15 @@ void simdpool_plan_destroy(simdpool_plan *plan) {
 void simdpool_plan_output_shape(const simdpool_plan *plan, size_t *out_h,
                                 size_t *out_w) {
   if (out_h)
-    *out_h = plan ? plan->geom.oh : 0;
+    *out_h = plan ? plan->out_h : 0;
   if (out_w)
-    *out_w = plan ? plan->geom.ow : 0;
+    *out_w = plan ? plan->out_w : 0;
 }
 
 void simdpool_plan_output_dims(const simdpool_plan *plan, size_t *out_d,
                                size_t *out_h, size_t *out_w) {
   if (out_d)
-    *out_d = plan ? plan->geom.od : 0;
+    *out_d = plan ? plan->out_d : 0;
   simdpool_plan_output_shape(plan, out_h, out_w);
 }
 

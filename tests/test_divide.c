@@ -323,6 +323,38 @@ static size_t divisor_list(float *divs, unsigned *binades) {
   return n;
 }
 
+/* Adaptive AVG divides ((acc / kd) / kh) / kw; plan creation runs a
+ * uniform adaptive plan on the fixed-window kernels, which divide once by
+ * kd*kh*kw, only where that gives the same bits: every extent but one is
+ * 1, or two are 2 (dispatch/plan.c, adaptive_avg_as_fixed). The second
+ * rests on (x / 2) / 2 == x / 4 for every float x, proven here over every
+ * x that can round: when |x| >= 2^-124, x/2 and x/4 are normal and exact.
+ * (Not so for (x / 2) / 4 and x / 8: x = 5 * 2^-149 gives 0 and 2^-149,
+ * checked too, so the rule cannot quietly widen.) */
+START_TEST(two_halvings) {
+  volatile float two = 2.0f, four = 4.0f, eight = 8.0f;
+  size_t checked = 0;
+  for (uint32_t sign = 0; sign < 2; sign++)
+    for (uint32_t b = 0; b < 0x01800000u; b++) { /* |x| < 2^-124 */
+      float x;
+      const uint32_t bits = b | sign << 31;
+      memcpy(&x, &bits, sizeof x);
+      const float a = (x / two) / two, c = x / four;
+      uint32_t ua, uc;
+      memcpy(&ua, &a, sizeof ua);
+      memcpy(&uc, &c, sizeof uc);
+      ck_assert_msg(ua == uc, "(x/2)/2 = 0x%08x, x/4 = 0x%08x for x = 0x%08x",
+                    (unsigned)ua, (unsigned)uc, (unsigned)bits);
+      checked++;
+    }
+  const float five = 0x5p-149f;
+  ck_assert((five / two) / four == 0.0f && five / eight == 0x1p-149f);
+  printf("two halvings: (x/2)/2 == x/4 for all %zu floats below 2^-124 "
+         "(and above it both are exact)\n",
+         checked);
+}
+END_TEST
+
 START_TEST(division_is_exact) {
   const sp_divide_entry *e = &sp_divide_table[_i];
   const char *name = simdpool_isa_name(e->isa);
@@ -490,6 +522,7 @@ int main(int argc, char **argv) {
   tcase_set_timeout(tc, full ? 7200 : 600);
   tcase_add_loop_test(tc, division_is_exact, 0, (int)sp_divide_table_size);
   tcase_add_loop_test(tc, per_lane_divisors, 0, (int)sp_divide_table_size);
+  tcase_add_test(tc, two_halvings);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

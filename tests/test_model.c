@@ -924,6 +924,24 @@ static void draw_desc_3d(rng *r, op_kind op, simdpool_layout layout,
         pb[rng_below(r, 3)] = rng_range(r, 1, 2);
     }
   }
+  if (rng_chance(r, 0.3)) {
+    /* A depth window of one slice (C3D's 1x2x2): the library runs it as 2D
+     * over the slices; with rows that tile each slice (no row padding,
+     * h = out_h * stride_h, extent <= stride) as one plane of d*h rows. */
+    k[0] = s[0] = 1;
+    pb[0] = pe[0] = 0;
+    if (rng_chance(r, 0.5)) {
+      dl[1] = 1;
+      s[1] = k[1] + (rng_chance(r, 0.2) ? 1 : 0);
+      pb[1] = pe[1] = 0;
+      in[1] = s[1] * rng_range(r, 1, 3);
+      if (padding != SIMDPOOL_PAD_EXPLICIT)
+        padding = SIMDPOOL_PAD_VALID;
+      for (ax = 0; ax < 3; ax += 2)
+        if (padding != SIMDPOOL_PAD_EXPLICIT)
+          pb[ax] = pe[ax] = 0;
+    }
+  }
   simdpool_desc_init_3d(d, op_method(op), layout, n, c, in[0], in[1], in[2],
                         k[0], k[1], k[2]);
   {
@@ -962,6 +980,8 @@ static size_t draw_out(rng *r, size_t in) {
     return in / 2 ? in / 2 : 1;
   if (u < 0.65)
     return in + rng_range(r, 1, 4);
+  if (u < 0.75 && in >= 3 && in % 2) /* 13 -> 6: windows of 3, stride 2 */
+    return (in - 1) / 2;
   return rng_range(r, 1, in + 2);
 }
 
