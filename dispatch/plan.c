@@ -755,10 +755,13 @@ void sp_simplify_geom(sp_geom *g) {
 
 int sp_shape_matches(sp_shape s, const sp_geom *g) {
   const int undilated = g->dh == 1 && g->dw == 1;
-  if (s != SP_SHAPE_GENERAL && !sp_geom_2d(g))
-    return 0; /* the special classes are 2D windows */
+  if (s == SP_SHAPE_ND)
+    return !sp_geom_2d(g);
+  if (!sp_geom_2d(g))
+    return 0; /* every other class is 2D */
   switch (s) {
   case SP_SHAPE_GENERAL:
+  case SP_SHAPE_ND:
     return 1;
   case SP_SHAPE_2X2S2:
     /* No window touches padding: all four taps of every window are valid. */
@@ -789,12 +792,13 @@ int sp_op_needed(const sp_geom *g, sp_op op) {
 /* SIMD kernels track indices and taps in int32 lanes: planes and windows of
  * at most INT32_MAX elements (anything a real network has). */
 static int simd_geom_ok(const sp_geom *g) {
-  return g->h * g->w <= INT32_MAX && g->kh <= INT32_MAX / g->kw;
+  return sp_in_plane(g) <= INT32_MAX && g->kh <= INT32_MAX / g->kw &&
+         g->kd <= INT32_MAX / (g->kh * g->kw);
 }
 
 const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
                                       sp_op op) {
-  if (isa != SIMDPOOL_ISA_SCALAR && (!simd_geom_ok(g) || !sp_geom_2d(g)))
+  if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
     return NULL;
   const simdpool_index_type it =
       op == SP_OP_BWD ? SIMDPOOL_INDEX_NONE : g->index_type;
@@ -839,17 +843,19 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "kernel_w=%zu) must have at most INT32_MAX elements; "
                    "isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), g->h * g->w, g->kh, g->kw);
-  if (isa != SIMDPOOL_ISA_SCALAR && !sp_geom_2d(g))
-    return sp_fail(SIMDPOOL_UNSUPPORTED,
-                   "isa=%s has no kernels for plans with a depth axis or "
-                   "adaptive windows yet; isa=scalar (what AUTO picks for "
-                   "them) has",
-                   simdpool_isa_name(isa));
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = NULL;
     if (!sp_op_needed(&plan->geom, (sp_op)op))
       continue;
     plan->kernel[op] = sp_pick_kernel(isa, &plan->geom, (sp_op)op);
+    if (!plan->kernel[op] && !sp_geom_2d(g))
+      return sp_fail(SIMDPOOL_UNSUPPORTED,
+                     "isa=%s has no kernels for %s plans with a depth axis "
+                     "or adaptive windows yet; isa=scalar (what AUTO picks "
+                     "for them) has",
+                     simdpool_isa_name(isa),
+                     g->layout == SIMDPOOL_NCHW ? "channels-first"
+                                                : "channels-last");
     if (!plan->kernel[op])
       return sp_fail(SIMDPOOL_UNSUPPORTED,
                      "isa=%s has no kernel for %s of this method/layout/index "

@@ -62,9 +62,8 @@ typedef struct sp_geom {
   int beyond_l2;
 } sp_geom;
 
-/* Is g a 2D (or 1D) plan with fixed windows, i.e. what every kernel but
- * the scalar reference takes? Plans with a depth axis or adaptive windows
- * run on the scalar reference until their SIMD kernels exist. */
+/* Is g a 2D (or 1D) plan with fixed windows? The other plans (a depth
+ * axis or adaptive windows) are SP_SHAPE_ND's. */
 static inline int sp_geom_2d(const sp_geom *g) {
   return g->d == 1 && g->od == 1 && g->kd == 1 && !g->adaptive;
 }
@@ -125,6 +124,7 @@ typedef enum {
   SP_SHAPE_3X3S2P1, /* 3x3, stride 2, dilation 1, pad top/left 1 */
   SP_SHAPE_3X3S1,   /* 3x3, stride 1, dilation 1 */
   SP_SHAPE_GLOBAL,  /* one window covering the whole input, no padding */
+  SP_SHAPE_ND,      /* a depth axis or adaptive windows (GENERAL: neither) */
   SP_SHAPE_COUNT
 } sp_shape;
 

@@ -117,8 +117,8 @@ static void run_call(const simdpool_plan *p, sp_op op, call_kind k,
 }
 
 static void fill(tensors *t, const sp_geom *g, simdpool_index_type it) {
-  t->nx = g->n * g->c * g->h * g->w;
-  t->ny = g->n * g->c * g->oh * g->ow;
+  t->nx = g->n * g->c * sp_in_plane(g);
+  t->ny = g->n * g->c * sp_out_plane(g);
   t->isz = sp_index_size(it) ? sp_index_size(it) : 1;
   t->x = malloc(t->nx * sizeof(float));
   t->dx = malloc(t->nx * sizeof(float));
@@ -227,7 +227,7 @@ static void pool_done(env_pool *pool) {
 /* ------------------------------------------------------------ tests */
 
 static const char *const shape_names[SP_SHAPE_COUNT] = {
-    "general", "2x2s2", "3x3s2p1", "3x3s1", "global"};
+    "general", "2x2s2", "3x3s2p1", "3x3s1", "global", "nd"};
 
 /* _i: ISA x method x layout x shape class. Random descriptors of that
  * class (rnd_desc), every index type in turn for MAX. */
@@ -266,8 +266,14 @@ START_TEST(entry_points_ignore_caller_env) {
       continue;
     }
     d.isa = isa;
-    ck_assert_msg(simdpool_plan_create(&d, &p) == SIMDPOOL_OK, "%s",
-                  simdpool_last_error());
+    const simdpool_status st = simdpool_plan_create(&d, &p);
+    if (st == SIMDPOOL_UNSUPPORTED && shape == SP_SHAPE_ND &&
+        strstr(simdpool_last_error(), " yet;")) {
+      /* No SIMD kernels for this layout's depth/adaptive plans yet. */
+      simdpool_plan_destroy(ps);
+      return;
+    }
+    ck_assert_msg(st == SIMDPOOL_OK, "%s", simdpool_last_error());
     char text[160];
     snprintf(text, sizeof text, "%s %s %s n=%zu c=%zu h=%zu w=%zu idx=%d",
              method == 0   ? "max"

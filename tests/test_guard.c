@@ -35,7 +35,7 @@
 static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx"};
 static const char *const method_names[] = {"max", "avg", "lp"};
 static const char *const shape_names[SP_SHAPE_COUNT] = {
-    "general", "2x2s2", "3x3s2p1", "3x3s1", "global"};
+    "general", "2x2s2", "3x3s2p1", "3x3s1", "global", "nd"};
 static const char *const index_names[] = {"none", "i32", "i64", "u8"};
 static const char *layout_name(simdpool_layout l) {
   return l == SIMDPOOL_NCHW ? "nchw" : "nhwc";
@@ -324,7 +324,8 @@ static void vary(simdpool_desc *d, size_t j) {
 
 /* Fills x and dy of geometry g; nasty values at a rate that varies. */
 static void fill_inputs(const sp_geom *g, float *x, float *dy, size_t j) {
-  const size_t nx = g->n * g->c * g->h * g->w, ny = g->n * g->c * g->oh * g->ow;
+  const size_t nx = g->n * g->c * sp_in_plane(g),
+               ny = g->n * g->c * sp_out_plane(g);
   static const int rates[] = {0, 10, 30, 60};
   const int nasty = rates[j % 4];
   const int zeros = j % 7 == 3; /* mostly signed zeros: MAX ties */
@@ -395,7 +396,7 @@ static int kernel_accepts(const sp_kernel_entry *e, const sp_geom *g) {
   if (!(e->index_mask & SP_IDX_BIT(g->index_type)))
     return 0;
   if (e->isa != SIMDPOOL_ISA_SCALAR &&
-      !(g->h * g->w <= INT32_MAX && g->kh <= INT32_MAX / g->kw))
+      !(sp_in_plane(g) <= INT32_MAX && g->kh <= INT32_MAX / g->kw))
     return 0;
   return sp_shape_matches(e->shape, g);
 }
@@ -406,7 +407,8 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
                              size_t j) {
   const simdpool_index_type it = g->index_type;
   const size_t isz = sp_index_size(it);
-  const size_t nx = g->n * g->c * g->h * g->w, ny = g->n * g->c * g->oh * g->ow;
+  const size_t nx = g->n * g->c * sp_in_plane(g),
+               ny = g->n * g->c * sp_out_plane(g);
   float *x = scratch_get(&sx, nx * sizeof *x);
   float *dy = scratch_get(&sdy, ny * sizeof *dy);
   fill_inputs(g, x, dy, j);
@@ -627,7 +629,8 @@ static void run_api_strided(const simdpool_desc *d0, simdpool_isa isa,
   dc.clamp_max = 0.5f;
   simdpool_plan *plan = plan_for(&d, isa), *clamped = plan_for(&dc, isa);
   const sp_geom *g = &plan->geom;
-  const size_t c = g->c, xp = g->n * g->h * g->w, yp = g->n * g->oh * g->ow;
+  const size_t c = g->c, xp = g->n * sp_in_plane(g),
+               yp = g->n * sp_out_plane(g);
   const size_t isz = sp_index_size(g->index_type);
   /* docs/semantics.md#pixel-strides: (P - 1) * stride + c elements. */
   const size_t nx = (xp - 1) * xs + c, ny = (yp - 1) * ys + c;
@@ -711,7 +714,8 @@ static void run_api_shape(const simdpool_desc *d, simdpool_isa isa, size_t j) {
   simdpool_plan *plan = plan_for(d, isa);
   const simdpool_index_type it = g->index_type;
   const size_t isz = sp_index_size(it);
-  const size_t nx = g->n * g->c * g->h * g->w, ny = g->n * g->c * g->oh * g->ow;
+  const size_t nx = g->n * g->c * sp_in_plane(g),
+               ny = g->n * g->c * sp_out_plane(g);
   float *x = scratch_get(&sx, nx * sizeof *x);
   float *dy = scratch_get(&sdy, ny * sizeof *dy);
   fill_inputs(g, x, dy, j);

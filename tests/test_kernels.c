@@ -57,7 +57,7 @@ static int guards_intact(const buf *b) {
 /* ------------------------------------------------------------ geometries */
 
 static const char *const shape_names[SP_SHAPE_COUNT] = {
-    "general", "2x2s2", "3x3s2p1", "3x3s1", "global"};
+    "general", "2x2s2", "3x3s2p1", "3x3s1", "global", "nd"};
 static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx"};
 static const char *const method_names[] = {"max", "avg", "lp"};
 
@@ -75,12 +75,17 @@ static const sp_kernel_entry *reference_of(const sp_kernel_entry *e,
 }
 
 static void describe(char *s, size_t len, const sp_geom *g) {
-  snprintf(s, len,
-           "n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu d=%zux%zu "
-           "pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%d beyond_l2=%d",
-           g->n, g->c, g->h, g->w, g->oh, g->ow, g->kh, g->kw, g->sh, g->sw,
-           g->dh, g->dw, g->pt, g->pl, g->pb, g->pr, g->count_include_pad,
-           (double)g->p, (int)g->index_type, g->beyond_l2);
+  const int n = snprintf(
+      s, len,
+      "n=%zu c=%zu h=%zu w=%zu -> %zux%zu k=%zux%zu s=%zux%zu d=%zux%zu "
+      "pads t%zu l%zu b%zu r%zu cip=%d p=%g idx=%d beyond_l2=%d",
+      g->n, g->c, g->h, g->w, g->oh, g->ow, g->kh, g->kw, g->sh, g->sw, g->dh,
+      g->dw, g->pt, g->pl, g->pb, g->pr, g->count_include_pad, (double)g->p,
+      (int)g->index_type, g->beyond_l2);
+  if (!sp_geom_2d(g) && n > 0 && (size_t)n < len)
+    snprintf(s + n, len - (size_t)n,
+             "; depth %zu -> %zu k%zu s%zu d%zu pads f%zu b%zu; adaptive=%d",
+             g->d, g->od, g->kd, g->sd, g->dd, g->pf, g->pk, g->adaptive);
 }
 
 /* Reports the first differing element of two float tensors. */
@@ -170,7 +175,7 @@ static void run_strided(const sp_kernel_entry *e, const sp_geom *dense,
   sp_geom g = *dense;
   g.xs = xs;
   g.ys = ys;
-  const size_t c = g.c, xp = g.n * g.h * g.w, yp = g.n * g.oh * g.ow;
+  const size_t c = g.c, xp = g.n * sp_in_plane(&g), yp = g.n * sp_out_plane(&g);
   char label[160];
   snprintf(label, sizeof label, "%s (x stride %zu, y stride %zu)", e->name, xs,
            ys);
@@ -233,7 +238,8 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
   snprintf(label, sizeof label, "%s%s%s", e->name, call_env ? " under " : "",
            call_env ? call_env_name : "");
 
-  const size_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
+  const size_t nx = g.n * g.c * sp_in_plane(&g),
+               ny = g.n * g.c * sp_out_plane(&g);
   const int nasty = (int)rnd_range(0, 3) * 10;
   const int nonneg = e->method == SIMDPOOL_LP && rnd() % 3 == 0;
   buf x = buf_new(nx, 4), dy = buf_new(ny, 4);
@@ -358,7 +364,7 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
     ck_assert_ptr_nonnull(cw);
     memcpy(cw, want.data, want.bytes);
     if (g.layout == SIMDPOOL_NHWC)
-      sp_clamp_scalar(cw, g.n * g.oh * g.ow, g.c, g.c, lo, hi);
+      sp_clamp_scalar(cw, g.n * sp_out_plane(&g), g.c, g.c, lo, hi);
     else
       sp_clamp_scalar(cw, 1, ny, 0, lo, hi);
     buf cy = buf_new(ny, 4),
@@ -498,6 +504,41 @@ START_TEST(kernel_matches_reference_big) {
   const int ntypes = index_types_of(e, types);
   rng_state = seed;
   int ran = 0;
+  if (e->shape == SP_SHAPE_ND) {
+    /* Video-sized windows: 3x3x3/s1/p1 and 2x2x2/s2 over 12 slices of
+     * 20x24, and an adaptive 9x20x24 -> 4x7x5 (MAX, AVG). */
+    for (int v = 0; v < 3; v++) {
+      simdpool_desc d;
+      if (v == 2) {
+        if (e->method == SIMDPOOL_LP)
+          continue;
+        simdpool_desc_init_adaptive(&d, e->method, e->layout, 1, 19, 9, 20, 24,
+                                    4, 7, 5);
+      } else {
+        const size_t k = v ? 2 : 3;
+        simdpool_desc_init_3d(&d, e->method, e->layout, 1, 19, 12, 20, 24, k, k,
+                              k);
+        if (!v) {
+          d.stride_d = d.stride_h = d.stride_w = 1;
+          d.pad_front = d.pad_back = d.pad_top = d.pad_bottom = 1;
+          d.pad_left = d.pad_right = 1;
+          d.count_include_pad = 0;
+        }
+      }
+      d.isa = SIMDPOOL_ISA_SCALAR;
+      int took = 0;
+      for (int k = 0; k < ntypes; k++) {
+        if (v == 2 && types[k] == SIMDPOOL_INDEX_U8)
+          continue;
+        took |= run_desc(e, types[k], &d);
+      }
+      ck_assert_msg(took, "%s rejects big ND shape %d", e->name, v);
+      ran += took;
+    }
+    printf("  big     %-38s: %d large shapes bit-exact\n", e->name, ran);
+    fflush(stdout);
+    return;
+  }
   for (size_t i = 0; i < sizeof big_shapes / sizeof big_shapes[0]; i++) {
     const big_shape *b = &big_shapes[i];
     /* A reduced scale (emulated CPUs) gives each general kernel every
@@ -650,7 +691,8 @@ START_TEST(fpenv_has_effect) {
     sp_geom g;
     if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK)
       continue;
-    const size_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.c * g.oh * g.ow;
+    const size_t nx = g.n * g.c * sp_in_plane(&g),
+                 ny = g.n * g.c * sp_out_plane(&g);
     float *x = malloc(nx * sizeof *x), *want = malloc(ny * sizeof *want),
           *got = malloc(ny * sizeof *got);
     ck_assert(x && want && got);
@@ -812,8 +854,8 @@ START_TEST(index_check_matches_brute_force) {
     if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
       continue;
     const sp_geom *g = &plan->geom;
-    const size_t nx = g->n * g->c * g->h * g->w,
-                 ny = g->n * g->c * g->oh * g->ow;
+    const size_t nx = g->n * g->c * sp_in_plane(g),
+                 ny = g->n * g->c * sp_out_plane(g);
     float *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y);
     float *dy = malloc(ny * sizeof *dy), *dx = malloc(nx * sizeof *dx);
     void *ind = malloc(ny * 8);
@@ -831,7 +873,7 @@ START_TEST(index_check_matches_brute_force) {
     /* Near-miss values are the interesting ones: small offsets, the plane's
      * ends, far-out values, and (I64) values that are valid modulo 2^32. */
     long long v;
-    const long long plane = (long long)(g->h * g->w);
+    const long long plane = (long long)sp_in_plane(g);
     switch (rnd() % 7) {
     case 5:
     case 6: {

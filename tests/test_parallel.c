@@ -194,7 +194,7 @@ static void check_config(const simdpool_plan *plan, const simdpool_desc *d,
    * are dense. */
   const size_t nin = sp_x_elems(g);
   const size_t nout = sp_y_elems(g);
-  const size_t nidx = g->n * g->c * g->oh * g->ow;
+  const size_t nidx = g->n * g->c * sp_out_plane(g);
   const size_t isz = sp_index_size(g->index_type);
   const int bwd_ok = !g->clamp; /* a plan with a clamp is forward only */
   float *x = fill_new(nin), *dy = fill_new(nout);

@@ -173,6 +173,40 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     d->pad_bottom = rnd_range(0, 2);
     d->pad_right = rnd_range(0, 2);
     return;
+  case SP_SHAPE_ND: {
+    /* A depth window of 2 or 3 slices, or adaptive windows (MAX and AVG;
+     * not with U8 indices), any rank up to 3; small, the kernels walk
+     * one window at a time. */
+    const size_t dd = rnd_range(1, 5), hh = rnd_range(1, 7);
+    const size_t ww = rnd_range(1, 9);
+    if (e->method != SIMDPOOL_LP && it != SIMDPOOL_INDEX_U8 && rnd() % 3 == 0) {
+      const size_t od = rnd_range(1, dd + 2), oh = rnd_range(1, hh + 2);
+      simdpool_desc_init_adaptive(d, e->method, e->layout, n, c, dd, hh, ww, od,
+                                  oh, rnd_range(1, ww + 2));
+      d->index_type = it;
+      d->isa = SIMDPOOL_ISA_SCALAR;
+      return;
+    }
+    const size_t kd = rnd_range(2, 3);
+    simdpool_desc_init_3d(d, e->method, e->layout, n, c, dd + kd, hh, ww, kd,
+                          rnd_range(1, 3), rnd_range(1, 3));
+    d->index_type = it;
+    d->isa = SIMDPOOL_ISA_SCALAR;
+    d->stride_d = rnd_range(1, 2);
+    d->stride_h = rnd_range(1, 2);
+    d->stride_w = rnd_range(1, 3);
+    d->dilation_d = rnd() % 4 ? 1 : 2;
+    d->dilation_w = rnd() % 4 ? 1 : 2;
+    d->pad_front = rnd_range(0, kd - 1);
+    d->pad_back = rnd_range(0, kd - 1);
+    d->pad_top = rnd_range(0, d->kernel_h - 1);
+    d->pad_left = rnd_range(0, d->kernel_w - 1);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    d->count_include_pad = (int)rnd_range(0, 1);
+    static const float nd_ps[] = {1.0f, 2.0f, 1.5f};
+    d->p = nd_ps[rnd() % 3];
+    return;
+  }
   case SP_SHAPE_GLOBAL:
     /* NCHW global kernels run lanes over planes: sweep planes too. */
     d->c = rnd_range(1, 49);
