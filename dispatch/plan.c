@@ -368,6 +368,24 @@ static int bad_enum(int v, int count) {
   return v < 0 || v >= count;
 }
 
+/* The first nonzero explicit pad of d in the order top, left, bottom,
+ * right, front, back: its value (0: none) and, in *name, its field. */
+static size_t first_pad(const simdpool_desc *d, const char **name) {
+  const struct {
+    const char *name;
+    size_t value;
+  } pads[] = {{"pad_top", d->pad_top},       {"pad_left", d->pad_left},
+              {"pad_bottom", d->pad_bottom}, {"pad_right", d->pad_right},
+              {"pad_front", d->pad_front},   {"pad_back", d->pad_back}};
+  for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++)
+    if (pads[i].value != 0) {
+      *name = pads[i].name;
+      return pads[i].value;
+    }
+  *name = NULL;
+  return 0;
+}
+
 /* The rules of adaptive windows (docs/semantics.md#adaptive-windows): the
  * output sizes are given exactly when adaptive = 1, and then the window
  * fields keep desc_init_adaptive's values. */
@@ -419,18 +437,12 @@ static simdpool_status check_adaptive(const simdpool_desc *d) {
                    "padding=SIMDPOOL_PAD_%s with adaptive=1: adaptive windows "
                    "have no padding (SIMDPOOL_PAD_EXPLICIT with every pad 0)",
                    sp_padding_name(d->padding));
-  const struct {
-    const char *name;
-    size_t value;
-  } pads[] = {{"pad_top", d->pad_top},       {"pad_left", d->pad_left},
-              {"pad_bottom", d->pad_bottom}, {"pad_right", d->pad_right},
-              {"pad_front", d->pad_front},   {"pad_back", d->pad_back}};
-  for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++)
-    if (pads[i].value != 0)
-      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                     "%s=%zu with adaptive=1: adaptive windows have no "
-                     "padding",
-                     pads[i].name, pads[i].value);
+  const char *pad;
+  const size_t pv = first_pad(d, &pad);
+  if (pv)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s=%zu with adaptive=1: adaptive windows have no padding",
+                   pad, pv);
   if (d->ceil_mode)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "ceil_mode=1 with adaptive=1: adaptive windows have no "
@@ -494,19 +506,13 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
                    "count_include_pad=%d: must be 0 or 1",
                    d->count_include_pad);
   if (d->padding != SIMDPOOL_PAD_EXPLICIT) {
-    const char *mode = sp_padding_name(d->padding);
-    const struct {
-      const char *name;
-      size_t value;
-    } pads[] = {{"pad_top", d->pad_top},       {"pad_left", d->pad_left},
-                {"pad_bottom", d->pad_bottom}, {"pad_right", d->pad_right},
-                {"pad_front", d->pad_front},   {"pad_back", d->pad_back}};
-    for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++)
-      if (pads[i].value != 0)
-        return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
-                       "%s=%zu with padding=SIMDPOOL_PAD_%s: explicit pads "
-                       "are used only with SIMDPOOL_PAD_EXPLICIT",
-                       pads[i].name, pads[i].value, mode);
+    const char *mode = sp_padding_name(d->padding), *pad;
+    const size_t pv = first_pad(d, &pad);
+    if (pv)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s=%zu with padding=SIMDPOOL_PAD_%s: explicit pads "
+                     "are used only with SIMDPOOL_PAD_EXPLICIT",
+                     pad, pv, mode);
     if (d->ceil_mode)
       return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                      "ceil_mode=1 with padding=SIMDPOOL_PAD_%s: ceil mode "

@@ -47,16 +47,17 @@ static inline nd_window nd_window_at(const sp_geom *g, size_t od, size_t oy,
   return w;
 }
 
-/* Runs BODY for each valid tap of window w in the reference's order, with
+/* Runs BODY for each valid tap of window win in the reference's order, with
  * size_t `flat` (its position in the plane) and `tap` (its number in a
  * fixed window). */
-#define ND_FOR_TAPS(g, w, flat, tap, ...)                                      \
-  for (size_t a_ = (w).ad.i0; a_ < (w).ad.i1; a_++)                            \
-    for (size_t b_ = (w).ah.i0; b_ < (w).ah.i1; b_++)                          \
-      for (size_t c_ = (w).aw.i0; c_ < (w).aw.i1; c_++) {                      \
+#define ND_FOR_TAPS(g, win, flat, tap, ...)                                    \
+  for (size_t a_ = (win).ad.i0; a_ < (win).ad.i1; a_++)                        \
+    for (size_t b_ = (win).ah.i0; b_ < (win).ah.i1; b_++)                      \
+      for (size_t c_ = (win).aw.i0; c_ < (win).aw.i1; c_++) {                  \
         const size_t flat =                                                    \
-            (nd_pos(&(w).ad, a_) * (g)->h + nd_pos(&(w).ah, b_)) * (g)->w +    \
-            nd_pos(&(w).aw, c_);                                               \
+            (nd_pos(&(win).ad, a_) * (g)->h + nd_pos(&(win).ah, b_)) *         \
+                (g)->w +                                                       \
+            nd_pos(&(win).aw, c_);                                             \
         const size_t tap = (a_ * (g)->kh + b_) * (g)->kw + c_;                 \
         (void)tap;                                                             \
         __VA_ARGS__                                                            \
@@ -81,6 +82,29 @@ SP_HOT vf nd_avg_div(const sp_geom *g, size_t od, size_t oy, size_t ox, vf v,
   return div_lanes(v, &dv, sum);
 }
 
+/* MAX over window w, lanes [c0, c0 + cn) of image xn: the running max
+ * (*m) and its index value (*idx: the flat position for I32/I64 and for
+ * backward (type NONE), the tap number for U8). The first valid tap is
+ * the running max, whatever it holds (-inf included) and whatever its
+ * index; later taps replace it by mx_step. */
+SP_HOT void nd_max_window(const sp_geom *g, const nd_window *w, const float *xn,
+                          size_t c0, size_t cn, simdpool_index_type type, vf *m,
+                          vi *idx) {
+  int first = 1;
+  ND_FOR_TAPS(g, *w, flat, tap, {
+    const vf v = load_lanes(xn + flat * g->xs + c0, cn);
+    const int32_t val =
+        type == SIMDPOOL_INDEX_U8 ? (int32_t)tap : (int32_t)flat;
+    if (first) {
+      *m = v;
+      *idx = vi_set1(val);
+      first = 0;
+    } else {
+      mx_step(v, val, 1, m, idx);
+    }
+  });
+}
+
 /* Forward, every method: y (and indices, MAX) of every output pixel. */
 SP_HOT void nd_fwd_nhwc(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c, plane = g->d * g->h * g->w;
@@ -98,24 +122,15 @@ SP_HOT void nd_fwd_nhwc(const sp_geom *g, const sp_io *io) {
             const size_t cn = C - c0 < SP_VL ? C - c0 : SP_VL;
             vf acc = vf_zero(), y;
             vi idx = vi_set1(0);
-            int first = 1;
-            ND_FOR_TAPS(g, w, flat, tap, {
-              const vf v = load_lanes(xn + flat * g->xs + c0, cn);
-              if (g->method != SIMDPOOL_MAX) {
+            if (g->method == SIMDPOOL_MAX)
+              nd_max_window(g, &w, xn, c0, cn, g->index_type, &acc, &idx);
+            else
+              ND_FOR_TAPS(g, w, flat, tap, {
+                const vf v = load_lanes(xn + flat * g->xs + c0, cn);
                 acc = vf_add(acc, g->method == SIMDPOOL_LP
                                       ? lp_term_v(kind, g->p, v)
                                       : v);
-              } else if (first) {
-                /* The first valid tap is the running max, whatever it
-                 * holds (-inf included) and whatever its index. */
-                acc = v;
-                idx = vi_set1(index_value(g->index_type, tap, flat));
-                first = 0;
-              } else {
-                mx_step(v, index_value(g->index_type, tap, flat), track, &acc,
-                        &idx);
-              }
-            });
+              });
             if (g->method == SIMDPOOL_MAX)
               y = acc;
             else if (g->method == SIMDPOOL_LP)
@@ -169,17 +184,7 @@ SP_HOT void nd_bwd_nhwc(const sp_geom *g, const sp_io *io, int from_idx) {
               } else {
                 vf m = vf_zero();
                 vi idx = vi_set1(0);
-                int first = 1;
-                ND_FOR_TAPS(g, w, flat, tap, {
-                  const vf v = load_lanes(xn + flat * g->xs + c0, cn);
-                  if (first) {
-                    m = v;
-                    idx = vi_set1((int32_t)flat);
-                    first = 0;
-                  } else {
-                    mx_step(v, (int32_t)flat, 1, &m, &idx);
-                  }
-                });
+                nd_max_window(g, &w, xn, c0, cn, SIMDPOOL_INDEX_NONE, &m, &idx);
                 vi_store_i32(win, idx);
               }
               for (size_t l = 0; l < cn; l++)
