@@ -431,7 +431,8 @@ struct Workspace {
   const Case *cs = nullptr;
   OpVariant op;
   simdpool_layout layout = SIMDPOOL_NCHW;
-  sp_geom g{};
+  sp_geom g{};      // the kernels' view (sp_simplify_geom)
+  sp_geom peer_g{}; // as described: what peers are given
   size_t in = 0, out = 0;
   Buffer x, dy, y, dx, idx;
   Buffer ref_out, ref_idx;
@@ -650,9 +651,9 @@ std::string compare_peer(const Workspace &ws, const PeerOp &op,
     const uint8_t *ref = static_cast<const uint8_t *>(ws.ref_idx.data());
     size_t diff = 0, diff_cm = 0;
     for (size_t i = 0; i < ws.out; i++) {
-      const size_t t = ref[i], kh_i = t / ws.g.kw, kw_i = t % ws.g.kw;
+      const size_t t = ref[i], kh_i = t / ws.peer_g.kw, kw_i = t % ws.peer_g.kw;
       diff += taps[i] != t;
-      diff_cm += taps[i] != kw_i * ws.g.kh + kh_i;
+      diff_cm += taps[i] != kw_i * ws.peer_g.kh + kh_i;
     }
     if (!diff)
       *detail += ", argmax indices equal";
@@ -681,7 +682,8 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   ws.cs = &cs;
   ws.op = op;
   ws.layout = layout;
-  if (!resolve(cs, op, layout, &ws.g, &ws.error))
+  if (!resolve(cs, op, layout, &ws.g, &ws.error) ||
+      !resolve(cs, op, layout, &ws.peer_g, &ws.error, false))
     return ws;
   const sp_geom &g = ws.g;
   ws.in = sp_x_elems(&g); /* a channel slice spans its gaps too */
@@ -692,7 +694,7 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   ws.y.reset(ws.out * sizeof(float));
   ws.dy.reset(ws.out * sizeof(float));
   if (isz) { // indices are dense: one per output element
-    const size_t outs = g.n * g.c * g.oh * g.ow;
+    const size_t outs = g.n * g.c * sp_out_plane(&g);
     ws.idx.reset(outs * isz);
     ws.ref_idx.reset(outs * isz);
   }
@@ -832,8 +834,8 @@ NetWorkspace &net_workspace_for(const Network &net, simdpool_layout layout) {
       ws.error = "layer " + l.cs->name + ": " + ws.error;
       return ws;
     }
-    l.in = l.g.n * l.g.c * l.g.h * l.g.w;
-    l.out = l.g.n * l.g.c * l.g.oh * l.g.ow;
+    l.in = l.g.n * l.g.c * sp_in_plane(&l.g);
+    l.out = l.g.n * l.g.c * sp_out_plane(&l.g);
     const size_t f = sizeof(float);
     for (Buffer *b : {&l.x, &l.dx, &l.ref_dx})
       b->reset(l.in * f);
@@ -1145,7 +1147,7 @@ void bm_peer(benchmark::State &st, Spec *s) {
     if (s->op.index_type == SIMDPOOL_INDEX_I64)
       io.indices = ws.idx.data(); // backward: the scalar forward's indices
     std::string err;
-    op = make_peer(s->peer, *s->cs, s->op, s->layout, ws.g, io, &err);
+    op = make_peer(s->peer, *s->cs, s->op, s->layout, ws.peer_g, io, &err);
     std::string detail;
     if (!op)
       perr = err.empty() ? "cannot create the operator" : err;

@@ -51,27 +51,42 @@ public:
 
   bool init(const Case &cs, const OpVariant &op, simdpool_layout layout,
             const sp_geom &g, const PeerIO &io, std::string *err) {
+    // 3D plans (a depth axis) as ncdhw/ndhwc tensors, the rest as 2D (1D:
+    // one row).
+    const bool d3 = g.d > 1 || g.od > 1 || g.kd > 1;
+    const int nd = d3 ? 5 : 4;
     const dnnl_format_tag_t tag =
-        layout == SIMDPOOL_NCHW ? dnnl_nchw : dnnl_nhwc;
-    const dnnl_dims_t src_dims = {(dnnl_dim_t)g.n, (dnnl_dim_t)g.c,
-                                  (dnnl_dim_t)g.h, (dnnl_dim_t)g.w};
-    const dnnl_dims_t dst_dims = {(dnnl_dim_t)g.n, (dnnl_dim_t)g.c,
-                                  (dnnl_dim_t)g.oh, (dnnl_dim_t)g.ow};
+        d3 ? (layout == SIMDPOOL_NCHW ? dnnl_ncdhw : dnnl_ndhwc)
+           : (layout == SIMDPOOL_NCHW ? dnnl_nchw : dnnl_nhwc);
+    // Spatial values, depth first when 3D.
+    const auto dims = [&](size_t dv, size_t hv, size_t wv, dnnl_dims_t out,
+                          dnnl_dim_t minus) {
+      int i = 0;
+      if (d3)
+        out[i++] = (dnnl_dim_t)dv - minus;
+      out[i++] = (dnnl_dim_t)hv - minus;
+      out[i++] = (dnnl_dim_t)wv - minus;
+    };
+    dnnl_dims_t src_dims = {(dnnl_dim_t)g.n, (dnnl_dim_t)g.c};
+    dnnl_dims_t dst_dims = {(dnnl_dim_t)g.n, (dnnl_dim_t)g.c};
+    dims(g.d, g.h, g.w, src_dims + 2, 0);
+    dims(g.od, g.oh, g.ow, dst_dims + 2, 0);
     dnnl_memory_desc_t src_md, dst_md;
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, 4, src_dims, dnnl_f32, tag),
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&src_md, nd, src_dims, dnnl_f32, tag),
              "memory_desc_init (src)");
-    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, 4, dst_dims, dnnl_f32, tag),
+    DNNL_TRY(dnnl_memory_desc_init_by_tag(&dst_md, nd, dst_dims, dnnl_f32, tag),
              "memory_desc_init (dst)");
     const dnnl_alg_kind_t alg = op.method == SIMDPOOL_MAX ? dnnl_pooling_max
                                 : cs.count_include_pad
                                     ? dnnl_pooling_avg_include_padding
                                     : dnnl_pooling_avg_exclude_padding;
     // oneDNN counts dilation from 0 (no dilation).
-    const dnnl_dims_t strides = {(dnnl_dim_t)g.sh, (dnnl_dim_t)g.sw};
-    const dnnl_dims_t kernel = {(dnnl_dim_t)g.kh, (dnnl_dim_t)g.kw};
-    const dnnl_dims_t dilation = {(dnnl_dim_t)g.dh - 1, (dnnl_dim_t)g.dw - 1};
-    const dnnl_dims_t pad_l = {(dnnl_dim_t)g.pt, (dnnl_dim_t)g.pl};
-    const dnnl_dims_t pad_r = {(dnnl_dim_t)g.pb, (dnnl_dim_t)g.pr};
+    dnnl_dims_t strides, kernel, dilation, pad_l, pad_r;
+    dims(g.sd, g.sh, g.sw, strides, 0);
+    dims(g.kd, g.kh, g.kw, kernel, 0);
+    dims(g.dd, g.dh, g.dw, dilation, 1);
+    dims(g.pf, g.pt, g.pl, pad_l, 0);
+    dims(g.pk, g.pb, g.pr, pad_r, 0);
 
     // Inference needs no workspace; everything that feeds a backward pass
     // (or writes the argmax, max_fwd_u8) is training.
@@ -115,7 +130,7 @@ public:
     // Backward: the forward primitive is the hint; MAX first fills the
     // workspace with one forward pass over x (into a scratch dst).
     if (op.method == SIMDPOOL_MAX) {
-      scratch_dst_.reset(g.n * g.c * g.oh * g.ow * sizeof(float));
+      scratch_dst_.reset(g.n * g.c * sp_out_plane(&g) * sizeof(float));
       if (!make_mem(&src_md, const_cast<float *>(io.x), &src_mem, err) ||
           !make_mem(&dst_md, scratch_dst_.f(), &dst_mem, err))
         return false;
@@ -203,10 +218,12 @@ std::string onednn_init() {
 
 bool onednn_supports(const Case &cs, const OpVariant &op,
                      simdpool_layout layout, std::string *why) {
-  (void)cs, (void)layout;
+  (void)layout;
   std::string reason;
   if (op.method == SIMDPOOL_LP)
     reason = "oneDNN has no LP pooling";
+  else if (cs.adaptive)
+    reason = "oneDNN has no adaptive pooling";
   else if (op.call == Call::Forward && op.index_type != SIMDPOOL_INDEX_NONE &&
            op.index_type != SIMDPOOL_INDEX_U8)
     reason = "oneDNN keeps the argmax in its own workspace: timed as "

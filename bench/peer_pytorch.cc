@@ -23,21 +23,38 @@ namespace {
 // Found out once at start-up by watching the ATen operators it records.
 bool g_max_pool2d_via_indices = false;
 
-at::MemoryFormat format_of(simdpool_layout l) {
-  return l == SIMDPOOL_NHWC ? at::MemoryFormat::ChannelsLast
-                            : at::MemoryFormat::Contiguous;
+// The memory format of layout l for a tensor of `dims` dimensions (4: 2D,
+// 5: 3D).
+at::MemoryFormat format_of(simdpool_layout l, size_t dims) {
+  if (l == SIMDPOOL_NCHW)
+    return at::MemoryFormat::Contiguous;
+  return dims == 5 ? at::MemoryFormat::ChannelsLast3d
+                   : at::MemoryFormat::ChannelsLast;
 }
 
-// A 4-d tensor over bench memory p (n, c, h, w) in layout l; PyTorch neither
-// owns nor frees it, and may not resize it (an output of the wrong shape is
-// an error, not a silent reallocation).
-at::Tensor wrap(const void *p, size_t n, size_t c, size_t h, size_t w,
-                simdpool_layout l, at::ScalarType type) {
-  const int64_t N = (int64_t)n, C = (int64_t)c, H = (int64_t)h, W = (int64_t)w;
-  const std::vector<int64_t> sizes = {N, C, H, W};
-  const std::vector<int64_t> strides =
-      l == SIMDPOOL_NHWC ? std::vector<int64_t>{H * W * C, 1, W * C, C}
-                         : std::vector<int64_t>{C * H * W, H * W, W, 1};
+// A tensor over bench memory p of sizes {n, c, spatial...} in layout l;
+// PyTorch neither owns nor frees it, and may not resize it (an output of the
+// wrong shape is an error, not a silent reallocation).
+at::Tensor wrap(const void *p, size_t n, size_t c,
+                const std::vector<int64_t> &spatial, simdpool_layout l,
+                at::ScalarType type) {
+  std::vector<int64_t> sizes = {(int64_t)n, (int64_t)c};
+  sizes.insert(sizes.end(), spatial.begin(), spatial.end());
+  std::vector<int64_t> strides(sizes.size());
+  int64_t step = 1; // innermost first
+  if (l == SIMDPOOL_NHWC) {
+    strides[1] = 1;
+    step = (int64_t)c;
+  }
+  for (size_t i = sizes.size(); i-- > 2;) {
+    strides[i] = step;
+    step *= sizes[i];
+  }
+  if (l == SIMDPOOL_NCHW) {
+    strides[1] = step;
+    step *= (int64_t)c;
+  }
+  strides[0] = step;
   return at::from_blob(const_cast<void *>(p), sizes, strides,
                        at::TensorOptions().dtype(type));
 }
@@ -49,10 +66,26 @@ public:
     method_ = op.method;
     call_ = op.call;
     layout_ = layout;
+    // 3D plans (a depth axis) run PyTorch's 3D operators; 1D ones its 2D
+    // operators on one row, as torch.nn.MaxPool1d does.
+    three_d_ = g.d > 1 || g.od > 1 || g.kd > 1;
+    adaptive_ = g.adaptive != 0;
+    std::vector<int64_t> in_sp = {(int64_t)g.h, (int64_t)g.w},
+                         out_sp = {(int64_t)g.oh, (int64_t)g.ow};
     kernel_ = {(int64_t)g.kh, (int64_t)g.kw};
     stride_ = {(int64_t)g.sh, (int64_t)g.sw};
-    pad_ = {(int64_t)cs.pad, (int64_t)cs.pad};
+    pad_ = {(int64_t)g.pt, (int64_t)g.pl};
     dilation_ = {(int64_t)g.dh, (int64_t)g.dw};
+    if (three_d_) {
+      in_sp.insert(in_sp.begin(), (int64_t)g.d);
+      out_sp.insert(out_sp.begin(), (int64_t)g.od);
+      kernel_.insert(kernel_.begin(), (int64_t)g.kd);
+      stride_.insert(stride_.begin(), (int64_t)g.sd);
+      pad_.insert(pad_.begin(), (int64_t)g.pf);
+      dilation_.insert(dilation_.begin(), (int64_t)g.dd);
+    }
+    out_size_ = out_sp;
+    dims_ = 2 + in_sp.size();
     ceil_ = cs.ceil_mode != 0;
     count_pad_ = cs.count_include_pad != 0;
     const at::ScalarType f32 = at::kFloat, i64 = at::kLong;
@@ -64,27 +97,27 @@ public:
       *err = "PyTorch peer: a tensor it needs was not given";
       return false;
     }
-    x_ = wrap(io.x, g.n, g.c, g.h, g.w, layout, f32);
+    x_ = wrap(io.x, g.n, g.c, in_sp, layout, f32);
     if (op.call == Call::Forward) {
-      y_ = wrap(io.y, g.n, g.c, g.oh, g.ow, layout, f32);
+      y_ = wrap(io.y, g.n, g.c, out_sp, layout, f32);
       if (max) { // with I64 indices: into the case's buffer, else a scratch
         const void *idx = io.indices;
         if (!case_idx) {
-          scratch_idx_.reset(g.n * g.c * g.oh * g.ow * sizeof(int64_t));
+          scratch_idx_.reset(g.n * g.c * sp_out_plane(&g) * sizeof(int64_t));
           idx = scratch_idx_.data();
         }
-        idx_ = wrap(idx, g.n, g.c, g.oh, g.ow, layout, i64);
+        idx_ = wrap(idx, g.n, g.c, out_sp, layout, i64);
       }
     } else {
-      dy_ = wrap(io.dy, g.n, g.c, g.oh, g.ow, layout, f32);
-      dx_ = wrap(io.dx, g.n, g.c, g.h, g.w, layout, f32);
+      dy_ = wrap(io.dy, g.n, g.c, out_sp, layout, f32);
+      dx_ = wrap(io.dx, g.n, g.c, in_sp, layout, f32);
       if (max)
-        idx_ = wrap(io.indices, g.n, g.c, g.oh, g.ow, layout, i64);
+        idx_ = wrap(io.indices, g.n, g.c, out_sp, layout, i64);
     }
     // The kernels choose their layout from suggest_memory_format() of the
     // input (forward) or of grad_output (backward); every tensor must be
     // dense in that format, or ATen would copy it first.
-    const at::MemoryFormat fmt = format_of(layout);
+    const at::MemoryFormat fmt = format_of(layout, dims_);
     const at::Tensor &selector = op.call == Call::Forward ? x_ : dy_;
     if (selector.suggest_memory_format() != fmt) {
       *err = std::string("PyTorch would not run its ") +
@@ -101,17 +134,34 @@ public:
     out_ = out.data_ptr();
     out_sizes_ = out.sizes().vec();
     idx_ptr_ = idx_.defined() ? idx_.data_ptr() : nullptr;
-    impl_ = max ? (op.call == Call::Forward
-                       ? "at::max_pool2d_with_indices_out"
-                       : "at::max_pool2d_with_indices_backward_out")
-                : (op.call == Call::Forward ? "at::avg_pool2d_out"
-                                            : "at::avg_pool2d_backward_out");
-    if (max && op.call == Call::Forward && op.index_type == SIMDPOOL_INDEX_NONE)
+    const bool fwd = op.call == Call::Forward;
+    const std::string rank = three_d_ ? "3d" : "2d";
+    if (adaptive_)
+      impl_ =
+          max ? (fwd ? "at::adaptive_max_pool" + rank + "_out"
+                     : "at::adaptive_max_pool" + rank + "_backward_out")
+              : (fwd ? "at::adaptive_avg_pool" + rank + "_out"
+                     : (three_d_ ? "at::adaptive_avg_pool3d_backward_out"
+                                 : "at::_adaptive_avg_pool2d_backward_out"));
+    else
+      impl_ = max ? (fwd ? "at::max_pool" + rank + "_with_indices_out"
+                         : "at::max_pool" + rank + "_with_indices_backward_out")
+                  : (fwd ? "at::avg_pool" + rank + "_out"
+                         : "at::avg_pool" + rank + "_backward_out");
+    if (max && fwd && op.index_type == SIMDPOOL_INDEX_NONE && !three_d_ &&
+        !adaptive_)
       impl_ += g_max_pool2d_via_indices
                    ? " (what at::max_pool2d runs), indices to a scratch"
                    : " (at::max_pool2d did NOT run it here), indices to a "
                      "scratch";
+    else if (max && fwd && op.index_type == SIMDPOOL_INDEX_NONE)
+      impl_ += ", indices to a scratch";
     impl_ += layout == SIMDPOOL_NHWC ? ", channels_last" : ", contiguous";
+    // PyTorch's channels-last adaptive average sums a window in another
+    // order than its own NCHW kernel (and simdpool): not bit-exact there.
+    exact_ = !(adaptive_ && !max && layout == SIMDPOOL_NHWC);
+    if (!exact_)
+      impl_ += " (its bits differ from its own NCHW kernel's)";
     return true;
   }
 
@@ -126,7 +176,7 @@ public:
     if (err) { // the checked pass: outputs stayed in place, in the layout
       // (an _out call may shrink a too-large output in place: the sizes
       // must be the ones simdpool computed)
-      const at::MemoryFormat fmt = format_of(layout_);
+      const at::MemoryFormat fmt = format_of(layout_, dims_);
       const bool fwd = call_ == Call::Forward;
       const at::Tensor &out = fwd ? y_ : dx_;
       bool ok = out.data_ptr() == out_ && out.sizes().vec() == out_sizes_ &&
@@ -143,7 +193,7 @@ public:
   }
 
   std::string impl() const override { return impl_; }
-  bool bit_exact() const override { return true; }
+  bool bit_exact() const override { return exact_; }
   bool writes_indices() const override {
     return call_ == Call::Forward && method_ == SIMDPOOL_MAX &&
            scratch_idx_.empty();
@@ -151,16 +201,48 @@ public:
 
 private:
   void pass() {
-    if (method_ == SIMDPOOL_MAX) {
-      if (call_ == Call::Forward)
+    const bool fwd = call_ == Call::Forward;
+    if (adaptive_ && method_ == SIMDPOOL_MAX) {
+      if (fwd && three_d_)
+        at::adaptive_max_pool3d_out(y_, idx_, x_, out_size_);
+      else if (fwd)
+        at::adaptive_max_pool2d_out(y_, idx_, x_, out_size_);
+      else if (three_d_)
+        at::adaptive_max_pool3d_backward_out(dx_, dy_, x_, idx_);
+      else
+        at::adaptive_max_pool2d_backward_out(dx_, dy_, x_, idx_);
+    } else if (adaptive_) {
+      if (fwd && three_d_)
+        at::adaptive_avg_pool3d_out(y_, x_, out_size_);
+      else if (fwd)
+        at::adaptive_avg_pool2d_out(y_, x_, out_size_);
+      else if (three_d_)
+        at::adaptive_avg_pool3d_backward_out(dx_, dy_, x_);
+      else
+        at::_adaptive_avg_pool2d_backward_out(dx_, dy_, x_);
+    } else if (method_ == SIMDPOOL_MAX) {
+      if (fwd && three_d_)
+        at::max_pool3d_with_indices_out(y_, idx_, x_, kernel_, stride_, pad_,
+                                        dilation_, ceil_);
+      else if (fwd)
         at::max_pool2d_with_indices_out(y_, idx_, x_, kernel_, stride_, pad_,
                                         dilation_, ceil_);
+      else if (three_d_)
+        at::max_pool3d_with_indices_backward_out(dx_, dy_, x_, kernel_, stride_,
+                                                 pad_, dilation_, ceil_, idx_);
       else
         at::max_pool2d_with_indices_backward_out(dx_, dy_, x_, kernel_, stride_,
                                                  pad_, dilation_, ceil_, idx_);
-    } else if (call_ == Call::Forward) {
-      at::avg_pool2d_out(y_, x_, kernel_, stride_, pad_, ceil_, count_pad_,
-                         c10::nullopt);
+    } else if (fwd) {
+      if (three_d_)
+        at::avg_pool3d_out(y_, x_, kernel_, stride_, pad_, ceil_, count_pad_,
+                           c10::nullopt);
+      else
+        at::avg_pool2d_out(y_, x_, kernel_, stride_, pad_, ceil_, count_pad_,
+                           c10::nullopt);
+    } else if (three_d_) {
+      at::avg_pool3d_backward_out(dx_, dy_, x_, kernel_, stride_, pad_, ceil_,
+                                  count_pad_, c10::nullopt);
     } else {
       at::avg_pool2d_backward_out(dx_, dy_, x_, kernel_, stride_, pad_, ceil_,
                                   count_pad_, c10::nullopt);
@@ -170,7 +252,9 @@ private:
   simdpool_method method_ = SIMDPOOL_MAX;
   Call call_ = Call::Forward;
   simdpool_layout layout_ = SIMDPOOL_NCHW;
-  std::vector<int64_t> kernel_, stride_, pad_, dilation_;
+  std::vector<int64_t> kernel_, stride_, pad_, dilation_, out_size_;
+  size_t dims_ = 4;
+  bool three_d_ = false, adaptive_ = false, exact_ = true;
   bool ceil_ = false, count_pad_ = true;
   at::Tensor x_, y_, idx_, dy_, dx_;
   const void *out_ = nullptr, *idx_ptr_ = nullptr;
@@ -229,9 +313,15 @@ std::string pytorch_init() {
 
 bool pytorch_supports(const Case &cs, const OpVariant &op,
                       simdpool_layout layout, std::string *why) {
-  (void)layout;
   std::string reason;
-  if (op.method == SIMDPOOL_LP)
+  if (cs.has_depth() && layout == SIMDPOOL_NHWC)
+    // Measured on Debian's 1.13.1: max_pool3d_with_indices_out and
+    // avg_pool3d_out given channels_last_3d tensors write the output's
+    // memory in NCDHW order regardless of its strides; the functional calls
+    // return NCDHW tensors.
+    reason = "PyTorch 1.13 has no channels-last 3D pooling (its _out calls "
+             "write a channels_last_3d output in NCDHW order)";
+  else if (op.method == SIMDPOOL_LP)
     reason = "PyTorch's lp_pool2d is a composite of pow, avg_pool2d, sign and "
              "relu (other numerics)";
   else if (op.method == SIMDPOOL_MAX && op.call == Call::Forward &&
@@ -243,7 +333,8 @@ bool pytorch_supports(const Case &cs, const OpVariant &op,
            op.index_type != SIMDPOOL_INDEX_I64)
     reason = "PyTorch's max backward reads the forward's I64 indices: "
              "compare max_bwd_i64";
-  else if (2 * cs.pad > cs.kh || 2 * cs.pad > cs.kw)
+  else if (!cs.adaptive && (2 * cs.pad_h() > cs.kh || 2 * cs.pad > cs.kw ||
+                            2 * cs.pad_d > cs.kd))
     reason = "PyTorch allows padding of at most half the kernel";
   if (!reason.empty()) {
     if (why)

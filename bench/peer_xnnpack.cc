@@ -115,6 +115,10 @@ bool xnnpack_supports(const Case &cs, const OpVariant &op,
     reason = "XNNPACK pools NHWC only";
   else if (op.method == SIMDPOOL_LP)
     reason = "XNNPACK has no LP pooling";
+  else if (cs.adaptive)
+    reason = "XNNPACK has no adaptive pooling";
+  else if (cs.has_depth())
+    reason = "XNNPACK pools 2D only";
   else if (op.call != Call::Forward)
     reason = "XNNPACK has no backward pooling";
   else if (op.method == SIMDPOOL_MAX && op.index_type != SIMDPOOL_INDEX_NONE &&

@@ -53,6 +53,39 @@ Case pool2d(const char *name, const char *note, simdpool_method m, size_t n,
   return cs;
 }
 
+// A 3D case: n x c x d x hw x hw, window kd x k x k, stride sd x s x s,
+// pad_d before and after the depth, pad around each plane.
+Case pool3d(const char *name, const char *note, simdpool_method m, size_t n,
+            size_t c, size_t d, size_t hw, size_t kd, size_t k, size_t sd,
+            size_t s, size_t pad_d, size_t pad) {
+  Case cs = pool2d(name, note, m, n, c, hw, k, s, pad);
+  cs.d = d;
+  cs.kd = kd;
+  cs.sd = sd;
+  cs.pad_d = pad_d;
+  return cs;
+}
+
+// A 1D case: n x c x w, window k, stride s, pad on both sides.
+Case pool1d(const char *name, const char *note, simdpool_method m, size_t n,
+            size_t c, size_t w, size_t k, size_t s, size_t pad) {
+  Case cs = pool2d(name, note, m, n, c, 1, 1, 1, 0);
+  cs.w = w;
+  cs.kw = k;
+  cs.sw = s;
+  cs.pad = pad; // the width's only (Case::pad_h)
+  return cs;
+}
+
+// An adaptive 2D case: n x c x hw x hw pooled to out x out.
+Case adaptive2d(const char *name, const char *note, simdpool_method m, size_t n,
+                size_t c, size_t hw, size_t out) {
+  Case cs = pool2d(name, note, m, n, c, hw, 1, 1, 0);
+  cs.adaptive = true;
+  cs.oh = cs.ow = out;
+  return cs;
+}
+
 // The calls frameworks make on a MAX case: forward without indices (ONNX
 // runtimes), with I32 and I64 indices (PyTorch trains with I64), with U8 tap
 // numbers where asked; backward from x (winners recomputed), from U8 and from
@@ -157,6 +190,55 @@ std::vector<Case> build_suite() {
   lp.p = 2.0f;
   lp.ops = {make_op(LP, fwd, none)};
   s.push_back(lp);
+
+  // The rest of the family (#15): 3D, 1D and adaptive windows, forward and
+  // backward, MAX with and without I64 indices.
+  const std::vector<OpVariant> max_train = {
+      make_op(MAX, fwd, none), make_op(MAX, fwd, SIMDPOOL_INDEX_I64),
+      make_op(MAX, bwd, none),
+      make_op(MAX, Call::BackwardIdx, SIMDPOOL_INDEX_I64)};
+  const std::vector<OpVariant> avg_train = {make_op(AVG, fwd, none),
+                                            make_op(AVG, bwd, none)};
+  Case c3d1 = pool3d("c3d_max122", "C3D pool1, max 1x2x2/s1x2x2", MAX, 1, 64,
+                     16, 112, 1, 2, 1, 2, 0, 0);
+  c3d1.ops = max_train;
+  s.push_back(c3d1);
+
+  Case c3d2 = pool3d("c3d_max222", "C3D pool2, max 2x2x2/s2", MAX, 1, 128, 16,
+                     56, 2, 2, 2, 2, 0, 0);
+  c3d2.ops = max_train;
+  s.push_back(c3d2);
+
+  Case x3d = pool3d("x3d_avg333", "X3D-style avg 3x3x3/s1/pad 1, pad excluded",
+                    AVG, 1, 96, 8, 28, 3, 3, 1, 1, 1, 1);
+  x3d.count_include_pad = 0;
+  x3d.ops = avg_train;
+  s.push_back(x3d);
+
+  Case vgga7 = adaptive2d("vgg_adapt7", "VGG head, adaptive avg 14x14 -> 7x7",
+                          AVG, 1, 512, 14, 7);
+  vgga7.ops = avg_train;
+  s.push_back(vgga7);
+
+  Case alexa = adaptive2d("alex_adapt6", "AlexNet head, adaptive avg 13 -> 6",
+                          AVG, 1, 256, 13, 6);
+  alexa.ops = avg_train;
+  s.push_back(alexa);
+
+  Case alexm =
+      adaptive2d("alex_adapt6_max", "adaptive max 13 -> 6", MAX, 1, 256, 13, 6);
+  alexm.ops = max_train;
+  s.push_back(alexm);
+
+  Case resa1 = adaptive2d("res_adapt1", "ResNet head, adaptive avg 7x7 -> 1",
+                          AVG, 1, 2048, 7, 1);
+  resa1.ops = avg_train;
+  s.push_back(resa1);
+
+  Case audio = pool1d("audio_max1d", "1D audio, max k3/s2/pad 1", MAX, 1, 128,
+                      16000, 3, 2, 1);
+  audio.ops = max_train;
+  s.push_back(audio);
   return s;
 }
 
@@ -296,6 +378,10 @@ bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
   case SP_SHAPE_GENERAL:
     cs = pool2d("syn_general", "generated: 3x3/s2", m, 1, 64, 56, 3, 2, 0);
     break;
+  case SP_SHAPE_ND:
+    cs = pool3d("syn_nd", "generated: 3x3x3/s2", m, 1, 32, 8, 28, 3, 3, 2, 2, 0,
+                0);
+    break;
   default:
     return false;
   }
@@ -309,11 +395,19 @@ bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
 simdpool_desc make_desc(const Case &cs, const OpVariant &op,
                         simdpool_layout layout, simdpool_isa isa) {
   simdpool_desc d;
-  simdpool_desc_init(&d, op.method, layout, cs.n, cs.c, cs.h, cs.w, cs.kh,
-                     cs.kw);
-  d.stride_h = cs.sh;
-  d.stride_w = cs.sw;
-  d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = cs.pad;
+  if (cs.adaptive) {
+    simdpool_desc_init_adaptive(&d, op.method, layout, cs.n, cs.c, cs.d, cs.h,
+                                cs.w, cs.od, cs.oh, cs.ow);
+  } else {
+    simdpool_desc_init_3d(&d, op.method, layout, cs.n, cs.c, cs.d, cs.h, cs.w,
+                          cs.kd, cs.kh, cs.kw);
+    d.stride_d = cs.sd;
+    d.stride_h = cs.sh;
+    d.stride_w = cs.sw;
+    d.pad_front = d.pad_back = cs.pad_d;
+    d.pad_left = d.pad_right = cs.pad;
+    d.pad_top = d.pad_bottom = cs.pad_h();
+  }
   d.ceil_mode = cs.ceil_mode;
   d.count_include_pad = cs.count_include_pad;
   d.p = cs.p;
@@ -330,7 +424,7 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
 }
 
 bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
-             sp_geom *g, std::string *err) {
+             sp_geom *g, std::string *err, bool view) {
   if (op.slice > 1 && layout == SIMDPOOL_NCHW) {
     if (err)
       *err = "channel slices are NHWC only";
@@ -342,12 +436,15 @@ bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
       *err = simdpool_last_error();
     return false;
   }
+  if (view)
+    sp_simplify_geom(g); // what plan creation does
   return true;
 }
 
 size_t pass_bytes(const sp_geom &g, const OpVariant &op) {
   const size_t f = sizeof(float);
-  const size_t in = g.n * g.c * g.h * g.w, out = g.n * g.c * g.oh * g.ow;
+  const size_t in = g.n * g.c * sp_in_plane(&g),
+               out = g.n * g.c * sp_out_plane(&g);
   const size_t idx = out * sp_index_size(op.index_type);
   switch (op.call) {
   case Call::Forward: // read x, write y (+ indices)
@@ -399,13 +496,32 @@ std::string window_text(simdpool_method m, size_t kh, size_t kw, size_t sh,
 } // namespace
 
 std::string case_legend(const Case &cs) {
-  std::string s = std::to_string(cs.n) + "x" + std::to_string(cs.c) + "x" +
-                  std::to_string(cs.h) + "x" + std::to_string(cs.w) +
-                  " (NxCxHxW), " +
-                  window_text(cs.method, cs.kh, cs.kw, cs.sh, cs.sw, cs.pad);
+  const bool depth = cs.has_depth(), one_d = cs.is_1d();
+  std::string s = std::to_string(cs.n) + "x" + std::to_string(cs.c) + "x";
+  if (depth)
+    s += std::to_string(cs.d) + "x";
+  if (!one_d)
+    s += std::to_string(cs.h) + "x";
+  s += std::to_string(cs.w) + (depth   ? " (NxCxDxHxW), "
+                               : one_d ? " (NxCxW), "
+                                       : " (NxCxHxW), ");
+  if (cs.adaptive) {
+    s += std::string("adaptive ") + method_name(cs.method) + " to " +
+         (depth ? std::to_string(cs.od) + "x" : "") + std::to_string(cs.oh) +
+         "x" + std::to_string(cs.ow);
+  } else if (one_d) {
+    s += std::string(method_name(cs.method)) + " " + std::to_string(cs.kw) +
+         "/s" + std::to_string(cs.sw) +
+         (cs.pad ? "/pad " + std::to_string(cs.pad) : "");
+  } else {
+    s += window_text(cs.method, cs.kh, cs.kw, cs.sh, cs.sw, cs.pad);
+    if (depth) // the depth axis: "x kd/sd[/pad_d]" after the plane's window
+      s += ", depth " + std::to_string(cs.kd) + "/s" + std::to_string(cs.sd) +
+           (cs.pad_d ? "/pad " + std::to_string(cs.pad_d) : "");
+  }
   if (cs.ceil_mode)
     s += " ceil";
-  if (cs.method == SIMDPOOL_AVG)
+  if (cs.method == SIMDPOOL_AVG && !cs.adaptive)
     s += cs.count_include_pad ? ", pad counted" : ", pad not counted";
   if (cs.method == SIMDPOOL_LP) {
     char p[32];
@@ -417,7 +533,7 @@ std::string case_legend(const Case &cs) {
   const OpVariant fwd = make_op(cs.method, Call::Forward, SIMDPOOL_INDEX_NONE);
   if (resolve(cs, fwd, SIMDPOOL_NCHW, &g, nullptr)) {
     const size_t bytes = pass_bytes(g, fwd);
-    s += "; x " + mib_text(g.n * g.c * g.h * g.w * sizeof(float)) +
+    s += "; x " + mib_text(g.n * g.c * sp_in_plane(&g) * sizeof(float)) +
          ", forward moves " + mib_text(bytes) + ": " + cache_class(bytes);
   }
   if (!cs.ops.empty())
@@ -507,6 +623,8 @@ const char *shape_name(sp_shape s) {
     return "3x3s1";
   case SP_SHAPE_GLOBAL:
     return "global";
+  case SP_SHAPE_ND:
+    return "nd";
   default:
     return "?";
   }

@@ -40,13 +40,21 @@ struct OpVariant {
 OpVariant sliced(OpVariant op, size_t slice);
 OpVariant clamped(OpVariant op);
 
-// One shape of the suite (f32). Global pooling sets kernel = h x w.
+// One shape of the suite (f32). Global pooling sets kernel = h x w. A 3D
+// case has a depth axis (d, kd, sd and pad_d on both sides); 1D sets h = 1.
+// An adaptive case pools to od x oh x ow (kernel, stride and pad unused).
 struct Case {
   std::string name;
   std::string note; // shown in the summary: what the case stands for
   simdpool_method method = SIMDPOOL_MAX;
-  size_t n = 1, c = 1, h = 1, w = 1;
-  size_t kh = 1, kw = 1, sh = 1, sw = 1, pad = 0;
+  size_t n = 1, c = 1, d = 1, h = 1, w = 1;
+  size_t kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, pad_d = 0, pad = 0;
+  bool adaptive = false;
+  size_t od = 1, oh = 1, ow = 1;
+
+  bool has_depth() const { return d > 1 || kd > 1 || od > 1; }
+  bool is_1d() const { return !has_depth() && h == 1 && kh == 1 && oh == 1; }
+  size_t pad_h() const { return is_1d() ? 0 : pad; } // 1D pads its width only
   int ceil_mode = 0;
   int count_include_pad = 1;
   float p = 2.0f;
@@ -96,9 +104,11 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
                         simdpool_layout layout, simdpool_isa isa);
 
 // Resolved geometry of (case, op, layout); false (with the library's error
-// text in *err) when the library rejects it.
+// text in *err) when the library rejects it. view: in the view plan creation
+// gives it (sp_simplify_geom: e.g. a 1x2x2 3D window runs as 2D), what the
+// kernels see; else as the caller described it (what peers are given).
 bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
-             sp_geom *g, std::string *err);
+             sp_geom *g, std::string *err, bool view = true);
 
 // The bytes one pass must move: every tensor read once plus every tensor
 // written once (x, y, dy, dx, indices as the call needs them).
