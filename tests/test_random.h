@@ -176,19 +176,23 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
   case SP_SHAPE_ND: {
     /* A depth window of 2 or 3 slices, or adaptive windows (MAX and AVG;
      * not with U8 indices), any rank up to 3; small, the kernels walk
-     * one window at a time. */
+     * one window at a time. NHWC: now and then 91..140 channels, so that
+     * the channel chunks of pool_nd.c run full (8 vectors of 16 lanes) and
+     * with every tail length. */
+    const size_t cc =
+        e->layout == SIMDPOOL_NHWC && rnd() % 3 == 0 ? rnd_range(91, 140) : c;
     const size_t dd = rnd_range(1, 5), hh = rnd_range(1, 7);
     const size_t ww = rnd_range(1, 9);
     if (e->method != SIMDPOOL_LP && it != SIMDPOOL_INDEX_U8 && rnd() % 3 == 0) {
       const size_t od = rnd_range(1, dd + 2), oh = rnd_range(1, hh + 2);
-      simdpool_desc_init_adaptive(d, e->method, e->layout, n, c, dd, hh, ww, od,
-                                  oh, rnd_range(1, ww + 2));
+      simdpool_desc_init_adaptive(d, e->method, e->layout, n, cc, dd, hh, ww,
+                                  od, oh, rnd_range(1, ww + 2));
       d->index_type = it;
       d->isa = SIMDPOOL_ISA_SCALAR;
       return;
     }
     const size_t kd = rnd_range(2, 3);
-    simdpool_desc_init_3d(d, e->method, e->layout, n, c, dd + kd, hh, ww, kd,
+    simdpool_desc_init_3d(d, e->method, e->layout, n, cc, dd + kd, hh, ww, kd,
                           rnd_range(1, 3), rnd_range(1, 3));
     d->index_type = it;
     d->isa = SIMDPOOL_ISA_SCALAR;

@@ -63,182 +63,309 @@ static inline nd_window nd_window_at(const sp_geom *g, size_t od, size_t oy,
         __VA_ARGS__                                                            \
       }
 
-/* The AVG division of window w's sum (or, backward, of its dy): by the
- * product of the counted taps per axis, or, adaptive, by each extent in
- * turn ((v / kd) / kh) / kw. sum: the forward form (+0 + v, NaN
- * canonical). */
-SP_HOT vf nd_avg_div(const sp_geom *g, size_t od, size_t oy, size_t ox, vf v,
-                     int sum) {
+/* The AVG division of one output pixel's sums (or, backward, of its dy):
+ * by the product of the counted taps per axis, or, adaptive, by each
+ * extent in turn ((v / kd) / kh) / kw. Made once per pixel. */
+typedef struct nd_div {
+  divisor dd, dh, dw; /* adaptive; else dd alone */
+  int adaptive;
+} nd_div;
+
+SP_HOT nd_div nd_div_at(const sp_geom *g, size_t od, size_t oy, size_t ox) {
+  nd_div r;
+  r.adaptive = g->adaptive;
   if (g->adaptive) {
-    const divisor dd = divisor_count(sp_win_d(g, od).k);
-    const divisor dh = divisor_count(sp_win_h(g, oy).k);
-    const divisor dw = divisor_count(sp_win_w(g, ox).k);
-    const vf q = div_by(div_by(div_by(v, &dd), &dh), &dw);
-    return sum ? vcanon(q) : q;
+    r.dd = divisor_count(sp_win_d(g, od).k);
+    r.dh = divisor_count(sp_win_h(g, oy).k);
+    r.dw = divisor_count(sp_win_w(g, ox).k);
+  } else {
+    r.dd = divisor_count(sp_avg_taps_d(g, od) * sp_avg_taps_h(g, oy) *
+                         sp_avg_taps_w(g, ox)); /* < 2^31: simd_geom_ok */
+    r.dh = r.dw = r.dd;
   }
-  const size_t k = sp_avg_taps_d(g, od) * sp_avg_taps_h(g, oy) *
-                   sp_avg_taps_w(g, ox); /* < 2^31: simd_geom_ok */
-  const divisor dv = divisor_count(k);
-  return div_lanes(v, &dv, sum);
+  return r;
 }
 
-/* MAX over window w, lanes [c0, c0 + cn) of image xn: the running max
- * (*m) and its index value (*idx: the flat position for I32/I64 and for
- * backward (type NONE), the tap number for U8). The first valid tap is
- * the running max, whatever it holds (-inf included) and whatever its
- * index; later taps replace it by mx_step. */
-SP_HOT void nd_max_window(const sp_geom *g, const nd_window *w, const float *xn,
-                          size_t c0, size_t cn, simdpool_index_type type, vf *m,
-                          vi *idx) {
-  int first = 1;
-  ND_FOR_TAPS(g, *w, flat, tap, {
-    const vf v = load_lanes(xn + flat * g->xs + c0, cn);
-    const int32_t val =
-        type == SIMDPOOL_INDEX_U8 ? (int32_t)tap : (int32_t)flat;
+/* sum: the forward form (+0 + v, NaN canonical). */
+SP_HOT vf nd_div_apply(const nd_div *d, vf v, int sum) {
+  if (d->adaptive) {
+    const vf q = div_by(div_by(div_by(v, &d->dd), &d->dh), &d->dw);
+    return sum ? vcanon(q) : q;
+  }
+  return div_lanes(v, &d->dd, sum);
+}
+
+/* Channels go through a window ND_NB vectors at a time: one walk of the
+ * window's taps serves ND_NB * SP_VL channels, and the ND_NB independent
+ * accumulators hide the latency of the adds and compare-selects (a chain
+ * of ordered adds per vector). As many as the registers hold with their
+ * index vectors: 8 of AVX-512's 32, 4 of 16 elsewhere. A chunk's vector
+ * count is a compile-time constant (nd_pixel's switch), so that its
+ * accumulators live in registers. */
+#if SP_VL == 16
+#define ND_NB 8
+#else
+#define ND_NB 4
+#endif
+
+/* Vector j of a chunk of nb: SP_VL lanes, or `last` in the chunk's last
+ * vector (the channels' tail). */
+SP_HOT vf nd_load(const float *p, size_t j, size_t nb, size_t last) {
+  return j + 1 == nb ? load_lanes(p + j * SP_VL, last) : vf_load(p + j * SP_VL);
+}
+
+/* One tap of a MAX window (value index val) into the nb running maxima;
+ * the first tap is taken as it is. Unrolled: the maxima stay in registers. */
+SP_HOT void nd_max_tap(const float *p, size_t nb, size_t last, int32_t val,
+                       int first, vf *m, vi *idx) {
+#pragma GCC unroll 8
+  for (size_t j = 0; j < nb; j++) {
+    const vf v = nd_load(p, j, nb, last);
     if (first) {
-      *m = v;
-      *idx = vi_set1(val);
-      first = 0;
+      m[j] = v;
+      idx[j] = vi_set1(val);
     } else {
-      mx_step(v, val, 1, m, idx);
+      mx_step(v, val, 1, &m[j], &idx[j]);
     }
+  }
+}
+
+/* One tap of a sum (LP: of its terms) into the nb accumulators. */
+SP_HOT void nd_sum_tap(const sp_geom *g, const float *p, size_t nb, size_t last,
+                       int lp, int kind, vf *acc) {
+#pragma GCC unroll 8
+  for (size_t j = 0; j < nb; j++) {
+    const vf v = nd_load(p, j, nb, last);
+    acc[j] = vf_add(acc[j], lp ? lp_term_v(kind, g->p, v) : v);
+  }
+}
+
+/* MAX over window w of the nb vectors of channels from c0 (the last with
+ * `last` lanes) of image xn: the running max m[j] and its index value
+ * idx[j] (the flat position for I32/I64 and for backward (type NONE), the
+ * tap number for U8). The first valid tap is the running max, whatever it
+ * holds (-inf included) and whatever its index; later taps replace it by
+ * mx_step. Inlined with a constant nb for full chunks. */
+SP_HOT void nd_max_window(const sp_geom *g, const nd_window *w, const float *xn,
+                          size_t c0, size_t nb, size_t last,
+                          simdpool_index_type type, vf *m, vi *idx) {
+  int first = 1;
+  for (size_t j = 0; j < nb; j++) { /* every window has a valid tap */
+    m[j] = vf_zero();
+    idx[j] = vi_set1(0);
+  }
+  ND_FOR_TAPS(g, *w, flat, tap, {
+    nd_max_tap(xn + flat * g->xs + c0, nb, last,
+               type == SIMDPOOL_INDEX_U8 ? (int32_t)tap : (int32_t)flat, first,
+               m, idx);
+    first = 0;
   });
 }
 
-/* Forward, every method: y (and indices, MAX) of every output pixel. */
-SP_HOT void nd_fwd_nhwc(const sp_geom *g, const sp_io *io) {
-  const size_t C = g->c, plane = g->d * g->h * g->w;
-  const int kind = lp_kind(g->p);
-  const float inv_p = g->method == SIMDPOOL_LP ? 1.0f / g->p : 1.0f;
-  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
-  size_t o = 0; /* output pixel */
-  for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * plane * g->xs;
-    for (size_t od = 0; od < g->od; od++)
-      for (size_t oy = 0; oy < g->oh; oy++)
-        for (size_t ox = 0; ox < g->ow; ox++, o++) {
-          const nd_window w = nd_window_at(g, od, oy, ox);
-          for (size_t c0 = 0; c0 < C; c0 += SP_VL) {
-            const size_t cn = C - c0 < SP_VL ? C - c0 : SP_VL;
-            vf acc = vf_zero(), y;
-            vi idx = vi_set1(0);
-            if (g->method == SIMDPOOL_MAX)
-              nd_max_window(g, &w, xn, c0, cn, g->index_type, &acc, &idx);
-            else
-              ND_FOR_TAPS(g, w, flat, tap, {
-                const vf v = load_lanes(xn + flat * g->xs + c0, cn);
-                acc = vf_add(acc, g->method == SIMDPOOL_LP
-                                      ? lp_term_v(kind, g->p, v)
-                                      : v);
-              });
-            if (g->method == SIMDPOOL_MAX)
-              y = acc;
-            else if (g->method == SIMDPOOL_LP)
-              y = vcanon(lp_root_v(kind, inv_p, acc));
-            else
-              y = nd_avg_div(g, od, oy, ox, acc, 1);
-            store_lanes(io->y + o * g->ys + c0, yclamp(g, y), cn);
-            if (track)
-              store_index(io->indices, g->index_type, o * C + c0, idx, cn);
-          }
-        }
+/* Sum over window w (AVG) or of its LP terms, nb vectors of channels. */
+SP_HOT void nd_sum_window(const sp_geom *g, const nd_window *w, const float *xn,
+                          size_t c0, size_t nb, size_t last, int lp, int kind,
+                          vf *acc) {
+  for (size_t j = 0; j < nb; j++)
+    acc[j] = vf_zero();
+  ND_FOR_TAPS(g, *w, flat, tap, {
+    nd_sum_tap(g, xn + flat * g->xs + c0, nb, last, lp, kind, acc);
+  });
+}
+
+/* Forward of one output pixel o (window w at od, oy, ox), the nb vectors of
+ * channels from c0. */
+SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, int meth,
+                         const float *xn, const nd_window *w, const nd_div *dv,
+                         size_t o, size_t c0, size_t nb, size_t last) {
+  vf acc[ND_NB];
+  vi idx[ND_NB];
+  const int lp = meth == SIMDPOOL_LP, kind = lp_kind(g->p);
+  if (meth == SIMDPOOL_MAX)
+    nd_max_window(g, w, xn, c0, nb, last, g->index_type, acc, idx);
+  else
+    nd_sum_window(g, w, xn, c0, nb, last, lp, kind, acc);
+  for (size_t j = 0; j < nb; j++) {
+    const size_t cn = j + 1 == nb ? last : SP_VL, c = c0 + j * SP_VL;
+    vf y = acc[j];
+    if (lp)
+      y = vcanon(lp_root_v(kind, 1.0f / g->p, y));
+    else if (meth == SIMDPOOL_AVG)
+      y = nd_div_apply(dv, y, 1);
+    store_lanes(io->y + o * g->ys + c, yclamp(g, y), cn);
+    if (meth == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE)
+      store_index(io->indices, g->index_type, o * g->c + c, idx[j], cn);
   }
 }
 
-/* Backward, every method: dx = +0, then each output pixel's shares added
- * to its taps in output order (the reference's loop, lanes over channels),
- * then NaN canonical. MAX adds dy at the winner, read from the indices
- * (from_idx) or recomputed from x. */
-SP_HOT void nd_bwd_nhwc(const sp_geom *g, const sp_io *io, int from_idx) {
-  const size_t C = g->c, plane = g->d * g->h * g->w;
-  const int kind = lp_kind(g->p);
-  const float inv_p = g->method == SIMDPOOL_LP ? 1.0f / g->p : 1.0f;
-  zero_px(io->dx, g->n * plane, C, g->xs);
-  size_t o = 0;
+/* MAX backward of one output pixel o, nb vectors of channels from c0: dy
+ * added at each lane's winner, read from the indices (from_idx) or
+ * recomputed from x. */
+SP_HOT void nd_bwd_max_chunk(const sp_geom *g, const sp_io *io, const float *xn,
+                             float *dxn, const nd_window *w, size_t o,
+                             size_t c0, size_t nb, size_t last, int from_idx) {
+  const size_t C = g->c, cn = (nb - 1) * SP_VL + last;
+  const float *dy = io->dy + o * g->ys + c0;
+  float *dxc = dxn + c0;
+  if (!from_idx) {
+    int32_t win[ND_NB * SP_VL] = {0}; /* (gcc cannot see nb lanes filled) */
+    vf m[ND_NB];
+    vi idx[ND_NB];
+    nd_max_window(g, w, xn, c0, nb, last, SIMDPOOL_INDEX_NONE, m, idx);
+    for (size_t j = 0; j < nb; j++)
+      vi_store_i32(win + j * SP_VL, idx[j]);
+    for (size_t l = 0; l < cn; l++)
+      dxc[(size_t)win[l] * g->xs + l] += dy[l];
+  } else if (g->index_type != SIMDPOOL_INDEX_U8) {
+    for (size_t l = 0; l < cn; l++)
+      dxc[sp_load_flat_index(io->indices, g->index_type, o * C + c0 + l) *
+              g->xs +
+          l] += dy[l];
+  } else {
+    const uint8_t *tap = (const uint8_t *)io->indices + o * C + c0;
+    const size_t t2 = g->kh * g->kw;
+    for (size_t l = 0; l < cn; l++) {
+      /* tap -> flat: dispatch checked it is a valid tap */
+      const size_t t = tap[l];
+      const size_t flat =
+          (nd_pos(&w->ad, t / t2) * g->h + nd_pos(&w->ah, t % t2 / g->kw)) *
+              g->w +
+          nd_pos(&w->aw, t % g->kw);
+      dxc[flat * g->xs + l] += dy[l];
+    }
+  }
+}
+
+/* One tap's shares added to dx at p (LP: of x at xp), nb vectors. */
+SP_HOT void nd_share_tap(const sp_geom *g, float *p, const float *xp, size_t nb,
+                         size_t last, int lp, int kind, const vf *gr) {
+#pragma GCC unroll 8
+  for (size_t j = 0; j < nb; j++) {
+    const size_t cn = j + 1 == nb ? last : SP_VL;
+    const vf q =
+        lp ? lp_share_v(kind, g->p, gr[j], nd_load(xp, j, nb, last)) : gr[j];
+    store_lanes(p + j * SP_VL, vf_add(nd_load(p, j, nb, last), q), cn);
+  }
+}
+
+/* AVG and LP backward of one output pixel, nb vectors of channels from c0:
+ * each tap's share added to dx. */
+SP_HOT void nd_bwd_sum_chunk(const sp_geom *g, const sp_io *io, int meth,
+                             const float *xn, float *dxn, const nd_window *w,
+                             const nd_div *dv, size_t o, size_t c0, size_t nb,
+                             size_t last) {
+  const int lp = meth == SIMDPOOL_LP, kind = lp_kind(g->p);
+  vf gr[ND_NB];
+  for (size_t j = 0; j < nb; j++) {
+    const vf dy = nd_load(io->dy + o * g->ys + c0, j, nb, last);
+    gr[j] = lp ? dy : nd_div_apply(dv, dy, 0);
+  }
+  if (lp && kind != LP_ONE) {
+    vf acc[ND_NB];
+    nd_sum_window(g, w, xn, c0, nb, last, 1, kind, acc);
+    for (size_t j = 0; j < nb; j++)
+      gr[j] =
+          lp_grad_v(kind, g->p, gr[j], lp_root_v(kind, 1.0f / g->p, acc[j]));
+  }
+  ND_FOR_TAPS(g, *w, flat, tap, {
+    nd_share_tap(g, dxn + flat * g->xs + c0, lp ? xn + flat * g->xs + c0 : NULL,
+                 nb, last, lp, kind, gr);
+  });
+}
+
+/* One chunk of nb vectors of channels from c0 (the last with `last`
+ * lanes) of one output pixel: forward (bwd < 0) or backward (bwd:
+ * from_idx). */
+SP_HOT void nd_chunk(const sp_geom *g, const sp_io *io, int meth,
+                     const float *xn, float *dxn, const nd_window *w,
+                     const nd_div *dv, size_t o, size_t c0, size_t nb,
+                     size_t last, int bwd) {
+  if (bwd < 0)
+    nd_fwd_chunk(g, io, meth, xn, w, dv, o, c0, nb, last);
+  else if (meth == SIMDPOOL_MAX)
+    nd_bwd_max_chunk(g, io, xn, dxn, w, o, c0, nb, last, bwd);
+  else
+    nd_bwd_sum_chunk(g, io, meth, xn, dxn, w, dv, o, c0, nb, last);
+}
+
+/* One output pixel, ND_NB vectors of channels at a time; the tail chunk's
+ * vector count made a constant by the switch. */
+SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, int meth,
+                     const float *xn, float *dxn, size_t o, size_t od,
+                     size_t oy, size_t ox, int bwd) {
+  const nd_window w = nd_window_at(g, od, oy, ox);
+  nd_div dv;
+  if (meth == SIMDPOOL_AVG)
+    dv = nd_div_at(g, od, oy, ox);
+  const size_t C = g->c, chunk = ND_NB * SP_VL;
+  size_t c0 = 0;
+  for (; c0 + chunk <= C; c0 += chunk)
+    nd_chunk(g, io, meth, xn, dxn, &w, &dv, o, c0, ND_NB, SP_VL, bwd);
+  if (c0 == C)
+    return;
+  const size_t nb = (C - c0 + SP_VL - 1) / SP_VL;
+  const size_t last = C - c0 - (nb - 1) * SP_VL;
+#define ND_TAIL(k)                                                             \
+  case k:                                                                      \
+    nd_chunk(g, io, meth, xn, dxn, &w, &dv, o, c0, k, last, bwd);              \
+    break;
+  switch (nb) { /* 1 .. ND_NB (a short last vector in a chunk of ND_NB) */
+    ND_TAIL(1)
+    ND_TAIL(2)
+    ND_TAIL(3)
+    ND_TAIL(4)
+#if ND_NB > 4
+    ND_TAIL(5)
+    ND_TAIL(6)
+    ND_TAIL(7)
+    ND_TAIL(8)
+#endif
+  default:
+    break;
+  }
+#undef ND_TAIL
+}
+
+/* Forward (bwd < 0), every method: y (and indices, MAX) of every output
+ * pixel. Backward (bwd = from_idx): dx = +0, then each output pixel's
+ * shares added to its taps in output order (the reference's loop, lanes
+ * over channels), then NaN canonical; MAX adds dy at the winner, read from
+ * the indices (from_idx) or recomputed from x. */
+SP_HOT void nd_nhwc(const sp_geom *g, const sp_io *io, int meth, int bwd) {
+  const size_t plane = g->d * g->h * g->w;
+  if (bwd >= 0)
+    zero_px(io->dx, g->n * plane, g->c, g->xs);
+  size_t o = 0; /* output pixel */
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x ? io->x + n * plane * g->xs : NULL;
-    float *dxn = io->dx + n * plane * g->xs;
+    float *dxn = bwd >= 0 ? io->dx + n * plane * g->xs : NULL;
     for (size_t od = 0; od < g->od; od++)
       for (size_t oy = 0; oy < g->oh; oy++)
-        for (size_t ox = 0; ox < g->ow; ox++, o++) {
-          const nd_window w = nd_window_at(g, od, oy, ox);
-          for (size_t c0 = 0; c0 < C; c0 += SP_VL) {
-            const size_t cn = C - c0 < SP_VL ? C - c0 : SP_VL;
-            const vf dy = load_lanes(io->dy + o * g->ys + c0, cn);
-            if (g->method == SIMDPOOL_MAX) {
-              int32_t win[SP_VL];
-              float d[SP_VL];
-              vf_store(d, dy);
-              if (from_idx) {
-                vi_store_i32(win, load_index(io->indices, g->index_type,
-                                             o * C + c0, cn));
-                if (g->index_type == SIMDPOOL_INDEX_U8)
-                  for (size_t l = 0; l < cn; l++) {
-                    /* tap -> flat: dispatch checked it is a valid tap */
-                    const size_t t = (size_t)win[l], t2 = g->kh * g->kw;
-                    win[l] = (int32_t)((nd_pos(&w.ad, t / t2) * g->h +
-                                        nd_pos(&w.ah, t % t2 / g->kw)) *
-                                           g->w +
-                                       nd_pos(&w.aw, t % g->kw));
-                  }
-              } else {
-                vf m = vf_zero();
-                vi idx = vi_set1(0);
-                nd_max_window(g, &w, xn, c0, cn, SIMDPOOL_INDEX_NONE, &m, &idx);
-                vi_store_i32(win, idx);
-              }
-              for (size_t l = 0; l < cn; l++)
-                dxn[(size_t)win[l] * g->xs + c0 + l] += d[l];
-              continue;
-            }
-            vf share, gr = dy;
-            if (g->method == SIMDPOOL_AVG) {
-              share = nd_avg_div(g, od, oy, ox, dy, 0);
-            } else {
-              if (kind != LP_ONE) {
-                vf acc = vf_zero();
-                ND_FOR_TAPS(g, w, flat, tap, {
-                  acc = vf_add(
-                      acc, lp_term_v(kind, g->p,
-                                     load_lanes(xn + flat * g->xs + c0, cn)));
-                });
-                gr = lp_grad_v(kind, g->p, dy, lp_root_v(kind, inv_p, acc));
-              }
-              share = gr;
-            }
-            ND_FOR_TAPS(g, w, flat, tap, {
-              float *p = dxn + flat * g->xs + c0;
-              const vf q =
-                  g->method == SIMDPOOL_AVG
-                      ? share
-                      : lp_share_v(kind, g->p, gr,
-                                   load_lanes(xn + flat * g->xs + c0, cn));
-              store_lanes(p, vf_add(load_lanes(p, cn), q), cn);
-            });
-          }
-        }
+        for (size_t ox = 0; ox < g->ow; ox++, o++)
+          nd_pixel(g, io, meth, xn, dxn, o, od, oy, ox, bwd);
   }
-  canonicalize_px(io->dx, g->n * plane, C, g->xs);
+  if (bwd >= 0)
+    canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
 }
 
 void SP_FN(sp_maxpool_fwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_fwd_nhwc(g, io);
+  nd_nhwc(g, io, SIMDPOOL_MAX, -1);
 }
 void SP_FN(sp_avgpool_fwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_fwd_nhwc(g, io);
+  nd_nhwc(g, io, SIMDPOOL_AVG, -1);
 }
 void SP_FN(sp_lppool_fwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_fwd_nhwc(g, io);
+  nd_nhwc(g, io, SIMDPOOL_LP, -1);
 }
 void SP_FN(sp_maxpool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_bwd_nhwc(g, io, 0);
+  nd_nhwc(g, io, SIMDPOOL_MAX, 0);
 }
 void SP_FN(sp_maxpool_bwd_idx_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_bwd_nhwc(g, io, 1);
+  nd_nhwc(g, io, SIMDPOOL_MAX, 1);
 }
 void SP_FN(sp_avgpool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_bwd_nhwc(g, io, 0);
+  nd_nhwc(g, io, SIMDPOOL_AVG, 0);
 }
 void SP_FN(sp_lppool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_bwd_nhwc(g, io, 0);
+  nd_nhwc(g, io, SIMDPOOL_LP, 0);
 }
