@@ -271,6 +271,7 @@ START_TEST(entry_points_ignore_caller_env) {
         strstr(simdpool_last_error(), " yet;")) {
       /* No SIMD kernels for this layout's depth/adaptive plans yet. */
       simdpool_plan_destroy(ps);
+      pool_done(pool);
       return;
     }
     ck_assert_msg(st == SIMDPOOL_OK, "%s", simdpool_last_error());
