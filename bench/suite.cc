@@ -199,46 +199,34 @@ std::vector<Case> build_suite() {
       make_op(MAX, Call::BackwardIdx, SIMDPOOL_INDEX_I64)};
   const std::vector<OpVariant> avg_train = {make_op(AVG, fwd, none),
                                             make_op(AVG, bwd, none)};
-  Case c3d1 = pool3d("c3d_max122", "C3D pool1, max 1x2x2/s1x2x2", MAX, 1, 64,
-                     16, 112, 1, 2, 1, 2, 0, 0);
-  c3d1.ops = max_train;
-  s.push_back(c3d1);
-
-  Case c3d2 = pool3d("c3d_max222", "C3D pool2, max 2x2x2/s2", MAX, 1, 128, 16,
-                     56, 2, 2, 2, 2, 0, 0);
-  c3d2.ops = max_train;
-  s.push_back(c3d2);
-
+  const auto add = [&s](Case cs, const std::vector<OpVariant> &ops) {
+    cs.ops = ops;
+    s.push_back(cs);
+  };
+  add(pool3d("c3d_max122", "C3D pool1, max 1x2x2/s1x2x2", MAX, 1, 64, 16, 112,
+             1, 2, 1, 2, 0, 0),
+      max_train);
+  add(pool3d("c3d_max222", "C3D pool2, max 2x2x2/s2", MAX, 1, 128, 16, 56, 2, 2,
+             2, 2, 0, 0),
+      max_train);
   Case x3d = pool3d("x3d_avg333", "X3D-style avg 3x3x3/s1/pad 1, pad excluded",
                     AVG, 1, 96, 8, 28, 3, 3, 1, 1, 1, 1);
   x3d.count_include_pad = 0;
-  x3d.ops = avg_train;
-  s.push_back(x3d);
-
-  Case vgga7 = adaptive2d("vgg_adapt7", "VGG head, adaptive avg 14x14 -> 7x7",
-                          AVG, 1, 512, 14, 7);
-  vgga7.ops = avg_train;
-  s.push_back(vgga7);
-
-  Case alexa = adaptive2d("alex_adapt6", "AlexNet head, adaptive avg 13 -> 6",
-                          AVG, 1, 256, 13, 6);
-  alexa.ops = avg_train;
-  s.push_back(alexa);
-
-  Case alexm =
-      adaptive2d("alex_adapt6_max", "adaptive max 13 -> 6", MAX, 1, 256, 13, 6);
-  alexm.ops = max_train;
-  s.push_back(alexm);
-
-  Case resa1 = adaptive2d("res_adapt1", "ResNet head, adaptive avg 7x7 -> 1",
-                          AVG, 1, 2048, 7, 1);
-  resa1.ops = avg_train;
-  s.push_back(resa1);
-
-  Case audio = pool1d("audio_max1d", "1D audio, max k3/s2/pad 1", MAX, 1, 128,
-                      16000, 3, 2, 1);
-  audio.ops = max_train;
-  s.push_back(audio);
+  add(x3d, avg_train);
+  add(adaptive2d("vgg_adapt7", "VGG head, adaptive avg 14x14 -> 7x7", AVG, 1,
+                 512, 14, 7),
+      avg_train);
+  add(adaptive2d("alex_adapt6", "AlexNet head, adaptive avg 13 -> 6", AVG, 1,
+                 256, 13, 6),
+      avg_train);
+  add(adaptive2d("alex_adapt6_max", "adaptive max 13 -> 6", MAX, 1, 256, 13, 6),
+      max_train);
+  add(adaptive2d("res_adapt1", "ResNet head, adaptive avg 7x7 -> 1", AVG, 1,
+                 2048, 7, 1),
+      avg_train);
+  add(pool1d("audio_max1d", "1D audio, max k3/s2/pad 1", MAX, 1, 128, 16000, 3,
+             2, 1),
+      max_train);
   return s;
 }
 
