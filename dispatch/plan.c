@@ -845,23 +845,15 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
   if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
     return sp_fail(SIMDPOOL_UNSUPPORTED,
                    "isa=%s: SIMD kernels count in 32-bit lanes, so the input "
-                   "plane (h*w=%zu) and the window (kernel_h=%zu, "
-                   "kernel_w=%zu) must have at most INT32_MAX elements; "
-                   "isa=scalar (what AUTO picks) has no such limit",
-                   simdpool_isa_name(isa), g->h * g->w, g->kh, g->kw);
+                   "plane (d*h*w=%zu) and the window (kernel_d=%zu, "
+                   "kernel_h=%zu, kernel_w=%zu) must have at most INT32_MAX "
+                   "elements; isa=scalar (what AUTO picks) has no such limit",
+                   simdpool_isa_name(isa), sp_in_plane(g), g->kd, g->kh, g->kw);
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = NULL;
     if (!sp_op_needed(&plan->geom, (sp_op)op))
       continue;
     plan->kernel[op] = sp_pick_kernel(isa, &plan->geom, (sp_op)op);
-    if (!plan->kernel[op] && !sp_geom_2d(g))
-      return sp_fail(SIMDPOOL_UNSUPPORTED,
-                     "isa=%s has no kernels for %s plans with a depth axis "
-                     "or adaptive windows yet; isa=scalar (what AUTO picks "
-                     "for them) has",
-                     simdpool_isa_name(isa),
-                     g->layout == SIMDPOOL_NCHW ? "channels-first"
-                                                : "channels-last");
     if (!plan->kernel[op])
       return sp_fail(SIMDPOOL_UNSUPPORTED,
                      "isa=%s has no kernel for %s of this method/layout/index "

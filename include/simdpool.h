@@ -231,9 +231,7 @@ SIMDPOOL_API void simdpool_desc_init_adaptive(
  *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
  *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
  *     than INT32_MAX taps (SIMD kernels count in 32-bit lanes; AUTO then
- *     picks the scalar kernels, and the message says so); for now, a forced
- *     SIMD ISA on a plan with a depth axis (d or kernel_d above 1) or
- *     adaptive windows, which run on the scalar kernels (AUTO picks them).
+ *     picks the scalar kernels, and the message says so).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every

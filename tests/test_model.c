@@ -14,10 +14,7 @@
  * sentinel-filled buffers; inputs are checked unmodified.
  *
  * Plans with a depth or adaptive windows (d > 1, kernel_d > 1 or
- * adaptive = 1) may for now be refused on a forced SIMD ISA (UNSUPPORTED,
- * with "yet" in simdpool_last_error()): such runs are skipped and counted;
- * scalar and AUTO are never skipped (AUTO must then pick the best ISA that
- * takes the plan).
+ * adaptive = 1) run on every ISA like the others.
  *
  * Environment:
  *   SIMDPOOL_TEST_SEED   base seed (decimal or 0x hex); default: from time
@@ -122,8 +119,6 @@ static int g_auto_forced = 0;
 static const simdpool_isa g_best_first[] = {
     SIMDPOOL_ISA_AVX512, SIMDPOOL_ISA_AVX2, SIMDPOOL_ISA_SSE41,
     SIMDPOOL_ISA_NEON, SIMDPOOL_ISA_SCALAR};
-/* The first simdpool_last_error() of a skipped run (see run_on_isa). */
-static char g_skip_note[1024];
 
 /* ------------------------------------------------------------------------ */
 /* Operations                                                               */
@@ -278,7 +273,6 @@ typedef struct config {
   op_kind op;
   rank_kind rank;
   int plan_only;    /* shape_rules: plan creation only */
-  int skipped;      /* run_on_isa: the forced ISA refused the plan "yet" */
   simdpool_isa isa; /* requested */
   size_t iteration;
   uint64_t iter_seed;
@@ -1590,48 +1584,10 @@ static void check_inputs_intact(const config *cf, const expected *e,
     fail_config(cf, "%s modified dy", call);
 }
 
-/* A plan with a depth or adaptive windows: "d > 1 or kernel_d > 1 or
- * adaptive = 1". A forced SIMD ISA may refuse it "yet". */
-static int plan_is_nd(const simdpool_desc *d) {
-  return d->d > 1 || d->kernel_d > 1 || d->adaptive == 1;
-}
-
-static int is_simd_isa(simdpool_isa isa) {
-  return isa != SIMDPOOL_ISA_AUTO && isa != SIMDPOOL_ISA_SCALAR;
-}
-
-/* Whether plan creation refused d on a forced ISA as not supported yet. */
-static int refused_yet(simdpool_status st) {
-  return st == SIMDPOOL_UNSUPPORTED &&
-         strstr(simdpool_last_error(), "yet") != NULL;
-}
-
 /* The ISA a plan of d (accepted by the model) must run: the one forced, or
- * for AUTO the best ISA that takes the plan (for plans with a depth or
- * adaptive windows the first one, best first, whose forced plan is not
- * refused "yet"). */
+ * for AUTO the best this build and CPU run (g_auto_isa). */
 static simdpool_isa expected_isa(const simdpool_desc *desc) {
-  size_t i;
-  if (desc->isa != SIMDPOOL_ISA_AUTO)
-    return desc->isa;
-  if (g_auto_forced || !plan_is_nd(desc))
-    return g_auto_isa;
-  for (i = 0; i < sizeof g_best_first / sizeof g_best_first[0]; i++) {
-    simdpool_isa isa = g_best_first[i];
-    simdpool_desc probe = *desc;
-    simdpool_plan *plan = NULL;
-    simdpool_status st;
-    if (!simdpool_isa_supported(isa))
-      continue;
-    if (isa == SIMDPOOL_ISA_SCALAR)
-      return isa;
-    probe.isa = isa;
-    st = simdpool_plan_create(&probe, &plan);
-    simdpool_plan_destroy(plan);
-    if (!refused_yet(st))
-      return isa;
-  }
-  return SIMDPOOL_ISA_SCALAR;
+  return desc->isa != SIMDPOOL_ISA_AUTO ? desc->isa : g_auto_isa;
 }
 
 /* Runs one configuration on the ISA cf->isa and compares with e (NULL for a
@@ -1646,23 +1602,7 @@ static void run_on_isa(config *cf, expected *e) {
   guarded y, idx, dx;
 
   cf->d.isa = cf->isa;
-  cf->skipped = 0;
   st = simdpool_plan_create(d, &plan);
-  /* A forced SIMD ISA (or AUTO forced to one by SIMDPOOL_ISA) may refuse a
-   * plan with a depth or adaptive windows as not supported yet: skipped,
-   * and counted by the caller. Scalar and plain AUTO never are. */
-  if (want != SIMDPOOL_INVALID_ARGUMENT && plan_is_nd(d) &&
-      (is_simd_isa(cf->isa) || (cf->isa == SIMDPOOL_ISA_AUTO && g_auto_forced &&
-                                is_simd_isa(g_auto_isa))) &&
-      refused_yet(st)) {
-    if (g_skip_note[0] == '\0')
-      snprintf(g_skip_note, sizeof g_skip_note, "%s: %s",
-               simdpool_isa_name(cf->isa), simdpool_last_error());
-    cf->skipped = 1;
-    if (plan != NULL)
-      fail_config(cf, "rejected simdpool_plan_create left *out non-NULL");
-    return;
-  }
   if (want != SIMDPOOL_OK) {
     if (!model_status_acceptable(ms->reasons, st))
       fail_config(cf,
@@ -1813,7 +1753,6 @@ typedef struct tally {
   size_t deep;             /* accepted with d > 1 or kernel_d > 1 */
   size_t upsampled; /* adaptive, accepted, some output size above its input */
   size_t global;    /* adaptive, accepted, every output size 1 */
-  size_t skipped[NUM_ISAS]; /* runs refused "yet" by a forced ISA */
 } tally;
 
 static void count_accepted(const config *cf, const expected *e, tally *t) {
@@ -1887,18 +1826,6 @@ static void print_tally(op_kind op, simdpool_layout layout, rank_kind rk,
     printf("; outputs above the input %zu, global (all outputs 1) %zu",
            t->upsampled, t->global);
   printf("\n");
-  {
-    size_t i, total = 0;
-    for (i = 0; i < NUM_ISAS; i++)
-      total += t->skipped[i];
-    if (total) {
-      printf("        skipped (a forced ISA refused the plan \"yet\"):");
-      for (i = 0; i < NUM_ISAS; i++)
-        if (t->skipped[i])
-          printf(" %s %zu", simdpool_isa_name(g_isas[i]), t->skipped[i]);
-      printf(" runs; e.g. %s\n", g_skip_note);
-    }
-  }
   fflush(stdout);
 }
 
@@ -1977,7 +1904,6 @@ static void sweep(op_kind op, simdpool_layout layout, rank_kind rk) {
       if (!active[i] || failed[i] >= g_max_failures)
         continue;
       cf.isa = g_isas[i];
-      cf.skipped = 0;
       if (run_on_isa_guarded(&cf, accepted ? &e : NULL)) {
         if (failed[i] == 0)
           snprintf(failed_names + strlen(failed_names),
@@ -1987,8 +1913,6 @@ static void sweep(op_kind op, simdpool_layout layout, rank_kind rk) {
         n_failed++;
         if (failed[i] >= g_max_failures)
           n_dropped++;
-      } else if (cf.skipped) {
-        t.skipped[i]++;
       }
     }
 

@@ -108,19 +108,83 @@ SP_HOT vf nd_div_apply(const nd_div *d, vf v, int sum) {
 #define ND_NB 4
 #endif
 
-/* Vector j of a chunk of nb: SP_VL lanes, or `last` in the chunk's last
- * vector (the channels' tail). */
-SP_HOT vf nd_load(const float *p, size_t j, size_t nb, size_t last) {
-  return j + 1 == nb ? load_lanes(p + j * SP_VL, last) : vf_load(p + j * SP_VL);
+/* Where lane (channel) c of pixel o lives. Channels-last: lanes over
+ * channels, contiguous; images one after another (o counts every image's
+ * pixels). Channels-first: lanes over the n*c planes, one image of that
+ * many "channels", every lane a strided access (planes apart). cf is a
+ * compile-time constant in every entry point. */
+typedef struct nd_lay {
+  int cf;
+  size_t lanes, images;
+  size_t xl, xp, xn; /* x and dx: between lanes, pixels, images */
+  size_t yl, yp;     /* y and dy: between lanes and pixels */
+  size_t il, ip;     /* indices: between lanes and pixels */
+} nd_lay;
+
+SP_HOT nd_lay nd_lay_of(const sp_geom *g, int cf) {
+  const size_t plane = g->d * g->h * g->w, oplane = g->od * g->oh * g->ow;
+  nd_lay l;
+  l.cf = cf;
+  if (cf) {
+    l.lanes = g->n * g->c;
+    l.images = 1;
+    l.xl = plane;
+    l.xp = 1;
+    l.xn = 0;
+    l.yl = l.il = oplane;
+    l.yp = l.ip = 1;
+  } else {
+    l.lanes = g->c;
+    l.images = g->n;
+    l.xl = l.yl = l.il = 1;
+    l.xp = g->xs;
+    l.xn = plane * g->xs;
+    l.yp = g->ys;
+    l.ip = g->c;
+  }
+  return l;
+}
+
+/* cnt lanes of p[0], p[s], ..., zero elsewhere. */
+SP_HOT vf nd_gather(const float *p, size_t s, size_t cnt) {
+  if (cnt == SP_VL)
+    return vf_gather(p, s);
+  float lane[SP_VL] = {0};
+  for (size_t i = 0; i < cnt; i++)
+    lane[i] = p[i * s];
+  return vf_load(lane);
+}
+
+/* Vector j of a chunk of nb from p (lane stride s when channels-first):
+ * SP_VL lanes, or `last` in the chunk's last vector (the lanes' tail). */
+SP_HOT vf nd_load(const nd_lay *l, const float *p, size_t s, size_t j,
+                  size_t nb, size_t last) {
+  const size_t cnt = j + 1 == nb ? last : SP_VL;
+  if (l->cf)
+    return nd_gather(p + j * SP_VL * s, s, cnt);
+  return cnt == SP_VL ? vf_load(p + j * SP_VL) : load_lanes(p + j * SP_VL, cnt);
+}
+
+/* p[i * s] (+)= lane i of v, cnt lanes (add: += ). */
+SP_HOT void nd_put(const nd_lay *l, float *p, size_t s, vf v, size_t cnt,
+                   int add) {
+  if (!l->cf) {
+    store_lanes(p, add ? vf_add(load_lanes(p, cnt), v) : v, cnt);
+    return;
+  }
+  float lane[SP_VL];
+  vf_store(lane, v);
+  for (size_t i = 0; i < cnt; i++)
+    p[i * s] = add ? p[i * s] + lane[i] : lane[i];
 }
 
 /* One tap of a MAX window (value index val) into the nb running maxima;
  * the first tap is taken as it is. Unrolled: the maxima stay in registers. */
-SP_HOT void nd_max_tap(const float *p, size_t nb, size_t last, int32_t val,
-                       int first, vf *m, vi *idx) {
+SP_HOT void nd_max_tap(const nd_lay *l, const float *p, size_t nb, size_t last,
+                       int32_t val, int first, vf *m, vi *idx) {
 #pragma GCC unroll 8
   for (size_t j = 0; j < nb; j++) {
-    const vf v = nd_load(p, j, nb, last);
+    const vf v = nd_load(l, p, l->xl, j, nb, last);
     if (first) {
       m[j] = v;
       idx[j] = vi_set1(val);
@@ -131,23 +195,23 @@ SP_HOT void nd_max_tap(const float *p, size_t nb, size_t last, int32_t val,
 }
 
 /* One tap of a sum (LP: of its terms) into the nb accumulators. */
-SP_HOT void nd_sum_tap(const sp_geom *g, const float *p, size_t nb, size_t last,
-                       int lp, int kind, vf *acc) {
+SP_HOT void nd_sum_tap(const sp_geom *g, const nd_lay *l, const float *p,
+                       size_t nb, size_t last, int lp, int kind, vf *acc) {
 #pragma GCC unroll 8
   for (size_t j = 0; j < nb; j++) {
-    const vf v = nd_load(p, j, nb, last);
+    const vf v = nd_load(l, p, l->xl, j, nb, last);
     acc[j] = vf_add(acc[j], lp ? lp_term_v(kind, g->p, v) : v);
   }
 }
 
-/* MAX over window w of the nb vectors of channels from c0 (the last with
+/* MAX over window w of the nb vectors of lanes from c0 (the last with
  * `last` lanes) of image xn: the running max m[j] and its index value
  * idx[j] (the flat position for I32/I64 and for backward (type NONE), the
  * tap number for U8). The first valid tap is the running max, whatever it
  * holds (-inf included) and whatever its index; later taps replace it by
- * mx_step. Inlined with a constant nb for full chunks. */
-SP_HOT void nd_max_window(const sp_geom *g, const nd_window *w, const float *xn,
-                          size_t c0, size_t nb, size_t last,
+ * mx_step. */
+SP_HOT void nd_max_window(const sp_geom *g, const nd_lay *l, const nd_window *w,
+                          const float *xn, size_t c0, size_t nb, size_t last,
                           simdpool_index_type type, vf *m, vi *idx) {
   int first = 1;
   for (size_t j = 0; j < nb; j++) { /* every window has a valid tap */
@@ -155,36 +219,37 @@ SP_HOT void nd_max_window(const sp_geom *g, const nd_window *w, const float *xn,
     idx[j] = vi_set1(0);
   }
   ND_FOR_TAPS(g, *w, flat, tap, {
-    nd_max_tap(xn + flat * g->xs + c0, nb, last,
+    nd_max_tap(l, xn + flat * l->xp + c0 * l->xl, nb, last,
                type == SIMDPOOL_INDEX_U8 ? (int32_t)tap : (int32_t)flat, first,
                m, idx);
     first = 0;
   });
 }
 
-/* Sum over window w (AVG) or of its LP terms, nb vectors of channels. */
-SP_HOT void nd_sum_window(const sp_geom *g, const nd_window *w, const float *xn,
-                          size_t c0, size_t nb, size_t last, int lp, int kind,
-                          vf *acc) {
+/* Sum over window w (AVG) or of its LP terms, nb vectors of lanes. */
+SP_HOT void nd_sum_window(const sp_geom *g, const nd_lay *l, const nd_window *w,
+                          const float *xn, size_t c0, size_t nb, size_t last,
+                          int lp, int kind, vf *acc) {
   for (size_t j = 0; j < nb; j++)
     acc[j] = vf_zero();
   ND_FOR_TAPS(g, *w, flat, tap, {
-    nd_sum_tap(g, xn + flat * g->xs + c0, nb, last, lp, kind, acc);
+    nd_sum_tap(g, l, xn + flat * l->xp + c0 * l->xl, nb, last, lp, kind, acc);
   });
 }
 
-/* Forward of one output pixel o (window w at od, oy, ox), the nb vectors of
- * channels from c0. */
-SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, int meth,
-                         const float *xn, const nd_window *w, const nd_div *dv,
-                         size_t o, size_t c0, size_t nb, size_t last) {
+/* Forward of output pixel o (window w, AVG divisor dv), the nb vectors of
+ * lanes from c0. */
+SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                         int meth, const float *xn, const nd_window *w,
+                         const nd_div *dv, size_t o, size_t c0, size_t nb,
+                         size_t last) {
   vf acc[ND_NB];
   vi idx[ND_NB];
   const int lp = meth == SIMDPOOL_LP, kind = lp_kind(g->p);
   if (meth == SIMDPOOL_MAX)
-    nd_max_window(g, w, xn, c0, nb, last, g->index_type, acc, idx);
+    nd_max_window(g, l, w, xn, c0, nb, last, g->index_type, acc, idx);
   else
-    nd_sum_window(g, w, xn, c0, nb, last, lp, kind, acc);
+    nd_sum_window(g, l, w, xn, c0, nb, last, lp, kind, acc);
   for (size_t j = 0; j < nb; j++) {
     const size_t cn = j + 1 == nb ? last : SP_VL, c = c0 + j * SP_VL;
     vf y = acc[j];
@@ -192,122 +257,135 @@ SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, int meth,
       y = vcanon(lp_root_v(kind, 1.0f / g->p, y));
     else if (meth == SIMDPOOL_AVG)
       y = nd_div_apply(dv, y, 1);
-    store_lanes(io->y + o * g->ys + c, yclamp(g, y), cn);
-    if (meth == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE)
-      store_index(io->indices, g->index_type, o * g->c + c, idx[j], cn);
+    nd_put(l, io->y + o * l->yp + c * l->yl, l->yl, yclamp(g, y), cn, 0);
+    if (meth != SIMDPOOL_MAX || g->index_type == SIMDPOOL_INDEX_NONE)
+      continue;
+    if (!l->cf) {
+      store_index(io->indices, g->index_type, o * l->ip + c, idx[j], cn);
+    } else {
+      int32_t v[SP_VL];
+      vi_store_i32(v, idx[j]);
+      for (size_t i = 0; i < cn; i++)
+        sp_store_index(io->indices, g->index_type, o + (c + i) * l->il,
+                       (size_t)v[i], (size_t)v[i]);
+    }
   }
 }
 
-/* MAX backward of one output pixel o, nb vectors of channels from c0: dy
- * added at each lane's winner, read from the indices (from_idx) or
- * recomputed from x. */
-SP_HOT void nd_bwd_max_chunk(const sp_geom *g, const sp_io *io, const float *xn,
-                             float *dxn, const nd_window *w, size_t o,
-                             size_t c0, size_t nb, size_t last, int from_idx) {
-  const size_t C = g->c, cn = (nb - 1) * SP_VL + last;
-  const float *dy = io->dy + o * g->ys + c0;
-  float *dxc = dxn + c0;
+/* MAX backward of output pixel o, nb vectors of lanes from c0: dy added at
+ * each lane's winner, read from the indices (from_idx) or recomputed from
+ * x. */
+SP_HOT void nd_bwd_max_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                             const float *xn, float *dxn, const nd_window *w,
+                             size_t o, size_t c0, size_t nb, size_t last,
+                             int from_idx) {
+  const size_t cn = (nb - 1) * SP_VL + last;
+  const float *dy = io->dy + o * l->yp + c0 * l->yl;
+  float *dxc = dxn + c0 * l->xl;
   if (!from_idx) {
     int32_t win[ND_NB * SP_VL] = {0}; /* (gcc cannot see nb lanes filled) */
     vf m[ND_NB];
     vi idx[ND_NB];
-    nd_max_window(g, w, xn, c0, nb, last, SIMDPOOL_INDEX_NONE, m, idx);
+    nd_max_window(g, l, w, xn, c0, nb, last, SIMDPOOL_INDEX_NONE, m, idx);
     for (size_t j = 0; j < nb; j++)
       vi_store_i32(win + j * SP_VL, idx[j]);
-    for (size_t l = 0; l < cn; l++)
-      dxc[(size_t)win[l] * g->xs + l] += dy[l];
+    for (size_t i = 0; i < cn; i++)
+      dxc[(size_t)win[i] * l->xp + i * l->xl] += dy[i * l->yl];
   } else if (g->index_type != SIMDPOOL_INDEX_U8) {
-    for (size_t l = 0; l < cn; l++)
-      dxc[sp_load_flat_index(io->indices, g->index_type, o * C + c0 + l) *
-              g->xs +
-          l] += dy[l];
+    for (size_t i = 0; i < cn; i++)
+      dxc[sp_load_flat_index(io->indices, g->index_type,
+                             o * l->ip + (c0 + i) * l->il) *
+              l->xp +
+          i * l->xl] += dy[i * l->yl];
   } else {
-    const uint8_t *tap = (const uint8_t *)io->indices + o * C + c0;
+    const uint8_t *tap = (const uint8_t *)io->indices;
     const size_t t2 = g->kh * g->kw;
-    for (size_t l = 0; l < cn; l++) {
+    for (size_t i = 0; i < cn; i++) {
       /* tap -> flat: dispatch checked it is a valid tap */
-      const size_t t = tap[l];
+      const size_t t = tap[o * l->ip + (c0 + i) * l->il];
       const size_t flat =
           (nd_pos(&w->ad, t / t2) * g->h + nd_pos(&w->ah, t % t2 / g->kw)) *
               g->w +
           nd_pos(&w->aw, t % g->kw);
-      dxc[flat * g->xs + l] += dy[l];
+      dxc[flat * l->xp + i * l->xl] += dy[i * l->yl];
     }
   }
 }
 
 /* One tap's shares added to dx at p (LP: of x at xp), nb vectors. */
-SP_HOT void nd_share_tap(const sp_geom *g, float *p, const float *xp, size_t nb,
-                         size_t last, int lp, int kind, const vf *gr) {
+SP_HOT void nd_share_tap(const sp_geom *g, const nd_lay *l, float *p,
+                         const float *xp, size_t nb, size_t last, int lp,
+                         int kind, const vf *gr) {
 #pragma GCC unroll 8
   for (size_t j = 0; j < nb; j++) {
     const size_t cn = j + 1 == nb ? last : SP_VL;
     const vf q =
-        lp ? lp_share_v(kind, g->p, gr[j], nd_load(xp, j, nb, last)) : gr[j];
-    store_lanes(p + j * SP_VL, vf_add(nd_load(p, j, nb, last), q), cn);
+        lp ? lp_share_v(kind, g->p, gr[j], nd_load(l, xp, l->xl, j, nb, last))
+           : gr[j];
+    nd_put(l, p + j * SP_VL * l->xl, l->xl, q, cn, 1);
   }
 }
 
-/* AVG and LP backward of one output pixel, nb vectors of channels from c0:
- * each tap's share added to dx. */
-SP_HOT void nd_bwd_sum_chunk(const sp_geom *g, const sp_io *io, int meth,
-                             const float *xn, float *dxn, const nd_window *w,
-                             const nd_div *dv, size_t o, size_t c0, size_t nb,
-                             size_t last) {
+/* AVG and LP backward of output pixel o, nb vectors of lanes from c0: each
+ * tap's share added to dx. */
+SP_HOT void nd_bwd_sum_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                             int meth, const float *xn, float *dxn,
+                             const nd_window *w, const nd_div *dv, size_t o,
+                             size_t c0, size_t nb, size_t last) {
   const int lp = meth == SIMDPOOL_LP, kind = lp_kind(g->p);
   vf gr[ND_NB];
   for (size_t j = 0; j < nb; j++) {
-    const vf dy = nd_load(io->dy + o * g->ys + c0, j, nb, last);
+    const vf dy =
+        nd_load(l, io->dy + o * l->yp + c0 * l->yl, l->yl, j, nb, last);
     gr[j] = lp ? dy : nd_div_apply(dv, dy, 0);
   }
   if (lp && kind != LP_ONE) {
     vf acc[ND_NB];
-    nd_sum_window(g, w, xn, c0, nb, last, 1, kind, acc);
+    nd_sum_window(g, l, w, xn, c0, nb, last, 1, kind, acc);
     for (size_t j = 0; j < nb; j++)
       gr[j] =
           lp_grad_v(kind, g->p, gr[j], lp_root_v(kind, 1.0f / g->p, acc[j]));
   }
   ND_FOR_TAPS(g, *w, flat, tap, {
-    nd_share_tap(g, dxn + flat * g->xs + c0, lp ? xn + flat * g->xs + c0 : NULL,
-                 nb, last, lp, kind, gr);
+    const size_t e = flat * l->xp + c0 * l->xl;
+    nd_share_tap(g, l, dxn + e, lp ? xn + e : NULL, nb, last, lp, kind, gr);
   });
 }
 
-/* One chunk of nb vectors of channels from c0 (the last with `last`
- * lanes) of one output pixel: forward (bwd < 0) or backward (bwd:
- * from_idx). */
-SP_HOT void nd_chunk(const sp_geom *g, const sp_io *io, int meth,
-                     const float *xn, float *dxn, const nd_window *w,
+/* One chunk of nb vectors of lanes from c0 (the last with `last` lanes) of
+ * output pixel o: forward (bwd < 0) or backward (bwd: from_idx). */
+SP_HOT void nd_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                     int meth, const float *xn, float *dxn, const nd_window *w,
                      const nd_div *dv, size_t o, size_t c0, size_t nb,
                      size_t last, int bwd) {
   if (bwd < 0)
-    nd_fwd_chunk(g, io, meth, xn, w, dv, o, c0, nb, last);
+    nd_fwd_chunk(g, io, l, meth, xn, w, dv, o, c0, nb, last);
   else if (meth == SIMDPOOL_MAX)
-    nd_bwd_max_chunk(g, io, xn, dxn, w, o, c0, nb, last, bwd);
+    nd_bwd_max_chunk(g, io, l, xn, dxn, w, o, c0, nb, last, bwd);
   else
-    nd_bwd_sum_chunk(g, io, meth, xn, dxn, w, dv, o, c0, nb, last);
+    nd_bwd_sum_chunk(g, io, l, meth, xn, dxn, w, dv, o, c0, nb, last);
 }
 
-/* One output pixel, ND_NB vectors of channels at a time; the tail chunk's
+/* One output pixel, ND_NB vectors of lanes at a time; the tail chunk's
  * vector count made a constant by the switch. */
-SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, int meth,
-                     const float *xn, float *dxn, size_t o, size_t od,
+SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                     int meth, const float *xn, float *dxn, size_t o, size_t od,
                      size_t oy, size_t ox, int bwd) {
   const nd_window w = nd_window_at(g, od, oy, ox);
   nd_div dv;
   if (meth == SIMDPOOL_AVG)
     dv = nd_div_at(g, od, oy, ox);
-  const size_t C = g->c, chunk = ND_NB * SP_VL;
+  const size_t C = l->lanes, chunk = ND_NB * SP_VL;
   size_t c0 = 0;
   for (; c0 + chunk <= C; c0 += chunk)
-    nd_chunk(g, io, meth, xn, dxn, &w, &dv, o, c0, ND_NB, SP_VL, bwd);
+    nd_chunk(g, io, l, meth, xn, dxn, &w, &dv, o, c0, ND_NB, SP_VL, bwd);
   if (c0 == C)
     return;
   const size_t nb = (C - c0 + SP_VL - 1) / SP_VL;
   const size_t last = C - c0 - (nb - 1) * SP_VL;
 #define ND_TAIL(k)                                                             \
   case k:                                                                      \
-    nd_chunk(g, io, meth, xn, dxn, &w, &dv, o, c0, k, last, bwd);              \
+    nd_chunk(g, io, l, meth, xn, dxn, &w, &dv, o, c0, k, last, bwd);           \
     break;
   switch (nb) { /* 1 .. ND_NB (a short last vector in a chunk of ND_NB) */
     ND_TAIL(1)
@@ -329,43 +407,51 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, int meth,
 /* Forward (bwd < 0), every method: y (and indices, MAX) of every output
  * pixel. Backward (bwd = from_idx): dx = +0, then each output pixel's
  * shares added to its taps in output order (the reference's loop, lanes
- * over channels), then NaN canonical; MAX adds dy at the winner, read from
- * the indices (from_idx) or recomputed from x. */
-SP_HOT void nd_nhwc(const sp_geom *g, const sp_io *io, int meth, int bwd) {
+ * over channels or planes), then NaN canonical; MAX adds dy at the winner,
+ * read from the indices (from_idx) or recomputed from x. */
+SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
+                   int bwd) {
+  const nd_lay l = nd_lay_of(g, cf);
   const size_t plane = g->d * g->h * g->w;
-  if (bwd >= 0)
-    zero_px(io->dx, g->n * plane, g->c, g->xs);
-  size_t o = 0; /* output pixel */
-  for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x ? io->x + n * plane * g->xs : NULL;
-    float *dxn = bwd >= 0 ? io->dx + n * plane * g->xs : NULL;
+  if (bwd >= 0) {
+    if (cf)
+      zero_tensor(io->dx, g->n * g->c * plane);
+    else
+      zero_px(io->dx, g->n * plane, g->c, g->xs);
+  }
+  size_t o = 0; /* output pixel (channels-last: of every image) */
+  for (size_t n = 0; n < l.images; n++) {
+    const float *xn = io->x ? io->x + n * l.xn : NULL;
+    float *dxn = bwd >= 0 ? io->dx + n * l.xn : NULL;
     for (size_t od = 0; od < g->od; od++)
       for (size_t oy = 0; oy < g->oh; oy++)
         for (size_t ox = 0; ox < g->ow; ox++, o++)
-          nd_pixel(g, io, meth, xn, dxn, o, od, oy, ox, bwd);
+          nd_pixel(g, io, &l, meth, xn, dxn, o, od, oy, ox, bwd);
   }
-  if (bwd >= 0)
+  if (bwd < 0)
+    return;
+  if (cf)
+    canonicalize(io->dx, g->n * g->c * plane);
+  else
     canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
 }
 
-void SP_FN(sp_maxpool_fwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_MAX, -1);
-}
-void SP_FN(sp_avgpool_fwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_AVG, -1);
-}
-void SP_FN(sp_lppool_fwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_LP, -1);
-}
-void SP_FN(sp_maxpool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_MAX, 0);
-}
-void SP_FN(sp_maxpool_bwd_idx_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_MAX, 1);
-}
-void SP_FN(sp_avgpool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_AVG, 0);
-}
-void SP_FN(sp_lppool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io) {
-  nd_nhwc(g, io, SIMDPOOL_LP, 0);
-}
+/* The entry points: layout (cf), method and direction as constants. */
+#define ND_ENTRY(name, cf, meth, bwd)                                          \
+  void SP_FN(name)(const sp_geom *g, const sp_io *io) {                        \
+    nd_run(g, io, cf, SIMDPOOL_##meth, bwd);                                   \
+  }
+ND_ENTRY(sp_maxpool_fwd_nd_nhwc, 0, MAX, -1)
+ND_ENTRY(sp_avgpool_fwd_nd_nhwc, 0, AVG, -1)
+ND_ENTRY(sp_lppool_fwd_nd_nhwc, 0, LP, -1)
+ND_ENTRY(sp_maxpool_bwd_nd_nhwc, 0, MAX, 0)
+ND_ENTRY(sp_maxpool_bwd_idx_nd_nhwc, 0, MAX, 1)
+ND_ENTRY(sp_avgpool_bwd_nd_nhwc, 0, AVG, 0)
+ND_ENTRY(sp_lppool_bwd_nd_nhwc, 0, LP, 0)
+ND_ENTRY(sp_maxpool_fwd_nd_nchw, 1, MAX, -1)
+ND_ENTRY(sp_avgpool_fwd_nd_nchw, 1, AVG, -1)
+ND_ENTRY(sp_lppool_fwd_nd_nchw, 1, LP, -1)
+ND_ENTRY(sp_maxpool_bwd_nd_nchw, 1, MAX, 0)
+ND_ENTRY(sp_maxpool_bwd_idx_nd_nchw, 1, MAX, 1)
+ND_ENTRY(sp_avgpool_bwd_nd_nchw, 1, AVG, 0)
+ND_ENTRY(sp_lppool_bwd_nd_nchw, 1, LP, 0)
