@@ -100,6 +100,16 @@ SP_HOT vf load_lanes(const float *p, size_t n) {
   return n == SP_VL ? vf_load(p) : vf_load_n(p, n);
 }
 
+/* n lanes of p[0], p[s], ..., zero elsewhere (a strided load). */
+SP_HOT vf gather_lanes(const float *p, size_t s, size_t n) {
+  if (n == SP_VL)
+    return vf_gather(p, s);
+  float lane[SP_VL] = {0};
+  for (size_t i = 0; i < n; i++)
+    lane[i] = p[i * s];
+  return vf_load(lane);
+}
+
 SP_HOT void store_lanes(float *p, vf v, size_t n) {
   if (n == SP_VL)
     vf_store(p, v);

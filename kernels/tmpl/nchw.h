@@ -82,12 +82,7 @@ SP_HOT vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
     }
     return even;
   }
-  if (cnt == SP_VL)
-    return vf_gather(p, s);
-  float lane[SP_VL] = {0};
-  for (size_t i = 0; i < cnt; i++)
-    lane[i] = p[i * s];
-  return vf_load(lane);
+  return gather_lanes(p, s, cnt);
 }
 
 /* Border blocks: the lanes [*l0, *l1) of a block of cnt whose tap lies in

@@ -145,23 +145,13 @@ SP_HOT nd_lay nd_lay_of(const sp_geom *g, int cf) {
   return l;
 }
 
-/* cnt lanes of p[0], p[s], ..., zero elsewhere. */
-SP_HOT vf nd_gather(const float *p, size_t s, size_t cnt) {
-  if (cnt == SP_VL)
-    return vf_gather(p, s);
-  float lane[SP_VL] = {0};
-  for (size_t i = 0; i < cnt; i++)
-    lane[i] = p[i * s];
-  return vf_load(lane);
-}
-
 /* Vector j of a chunk of nb from p (lane stride s when channels-first):
  * SP_VL lanes, or `last` in the chunk's last vector (the lanes' tail). */
 SP_HOT vf nd_load(const nd_lay *l, const float *p, size_t s, size_t j,
                   size_t nb, size_t last) {
   const size_t cnt = j + 1 == nb ? last : SP_VL;
   if (l->cf)
-    return nd_gather(p + j * SP_VL * s, s, cnt);
+    return gather_lanes(p + j * SP_VL * s, s, cnt);
   return cnt == SP_VL ? vf_load(p + j * SP_VL) : load_lanes(p + j * SP_VL, cnt);
 }
 
@@ -441,17 +431,13 @@ SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
   void SP_FN(name)(const sp_geom *g, const sp_io *io) {                        \
     nd_run(g, io, cf, SIMDPOOL_##meth, bwd);                                   \
   }
-ND_ENTRY(sp_maxpool_fwd_nd_nhwc, 0, MAX, -1)
-ND_ENTRY(sp_avgpool_fwd_nd_nhwc, 0, AVG, -1)
-ND_ENTRY(sp_lppool_fwd_nd_nhwc, 0, LP, -1)
-ND_ENTRY(sp_maxpool_bwd_nd_nhwc, 0, MAX, 0)
-ND_ENTRY(sp_maxpool_bwd_idx_nd_nhwc, 0, MAX, 1)
-ND_ENTRY(sp_avgpool_bwd_nd_nhwc, 0, AVG, 0)
-ND_ENTRY(sp_lppool_bwd_nd_nhwc, 0, LP, 0)
-ND_ENTRY(sp_maxpool_fwd_nd_nchw, 1, MAX, -1)
-ND_ENTRY(sp_avgpool_fwd_nd_nchw, 1, AVG, -1)
-ND_ENTRY(sp_lppool_fwd_nd_nchw, 1, LP, -1)
-ND_ENTRY(sp_maxpool_bwd_nd_nchw, 1, MAX, 0)
-ND_ENTRY(sp_maxpool_bwd_idx_nd_nchw, 1, MAX, 1)
-ND_ENTRY(sp_avgpool_bwd_nd_nchw, 1, AVG, 0)
-ND_ENTRY(sp_lppool_bwd_nd_nchw, 1, LP, 0)
+#define ND_ENTRIES(lay, cf)                                                    \
+  ND_ENTRY(sp_maxpool_fwd_nd_##lay, cf, MAX, -1)                               \
+  ND_ENTRY(sp_avgpool_fwd_nd_##lay, cf, AVG, -1)                               \
+  ND_ENTRY(sp_lppool_fwd_nd_##lay, cf, LP, -1)                                 \
+  ND_ENTRY(sp_maxpool_bwd_nd_##lay, cf, MAX, 0)                                \
+  ND_ENTRY(sp_maxpool_bwd_idx_nd_##lay, cf, MAX, 1)                            \
+  ND_ENTRY(sp_avgpool_bwd_nd_##lay, cf, AVG, 0)                                \
+  ND_ENTRY(sp_lppool_bwd_nd_##lay, cf, LP, 0)
+ND_ENTRIES(nhwc, 0)
+ND_ENTRIES(nchw, 1)
