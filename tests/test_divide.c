@@ -334,8 +334,12 @@ static size_t divisor_list(float *divs, unsigned *binades) {
 START_TEST(two_halvings) {
   volatile float two = 2.0f, four = 4.0f, eight = 8.0f;
   size_t checked = 0;
+  /* A fact of binary32 division, not of a CPU model: the full sweep runs
+   * natively (every CI run); emulated runs (SIMDPOOL_TEST_SCALE < 1, where
+   * it took 390 s under qemu) check every 61st float. */
+  const uint32_t step = scale < 1 ? 61 : 1;
   for (uint32_t sign = 0; sign < 2; sign++)
-    for (uint32_t b = 0; b < 0x01800000u; b++) { /* |x| < 2^-124 */
+    for (uint32_t b = 0; b < 0x01800000u; b += step) { /* |x| < 2^-124 */
       float x;
       const uint32_t bits = b | sign << 31;
       memcpy(&x, &bits, sizeof x);
@@ -349,9 +353,9 @@ START_TEST(two_halvings) {
     }
   const float five = 0x5p-149f;
   ck_assert((five / two) / four == 0.0f && five / eight == 0x1p-149f);
-  printf("two halvings: (x/2)/2 == x/4 for all %zu floats below 2^-124 "
+  printf("two halvings: (x/2)/2 == x/4 for %s %zu floats below 2^-124 "
          "(and above it both are exact)\n",
-         checked);
+         step == 1 ? "all" : "every 61st of the", checked);
 }
 END_TEST
 
