@@ -50,10 +50,11 @@ namespace spbench {
 namespace {
 
 // The cases of --smoke (unless a --benchmark_filter is given): one 2x2 max
-// case, the overlapping 3x3 max forward/backward, global average, one
-// network's training step, and every kernel-direct benchmark.
+// case, the overlapping 3x3 max forward/backward, global average, max
+// unpooling and its backward, one network's training step, and every
+// kernel-direct benchmark.
 const char *const kSmokeFilter =
-    "small_max2|stem_max3|gap_avg7|alexnet|^kernel/";
+    "small_max2|stem_max3|gap_avg7|seg_unpool2|alexnet|^kernel/";
 
 // ------------------------------------------------------------- the specs
 
@@ -143,21 +144,43 @@ void add_refs(const Case &cs, const OpVariant &op, size_t bytes,
   g_max_ref_bytes = std::max(g_max_ref_bytes, bytes);
 }
 
-// The index type a kernel-direct benchmark of e uses.
+// The index type a kernel-direct benchmark of e uses: none where the kernel
+// takes none; backward from indices I32 first; unpooling I64 first (the
+// suite's unpooling case reads I64, so the direct call of a kernel its plans
+// do not pick times the same bytes).
 simdpool_index_type index_for(const sp_kernel_entry &e) {
-  if (e.op != SP_OP_BWD_IDX && (e.index_mask & SP_IDX_BIT(SIMDPOOL_INDEX_NONE)))
+  const bool typed =
+      e.op == SP_OP_BWD_IDX || e.op == SP_OP_UNPOOL || e.op == SP_OP_UNPOOL_BWD;
+  if (!typed && (e.index_mask & SP_IDX_BIT(SIMDPOOL_INDEX_NONE)))
     return SIMDPOOL_INDEX_NONE;
+  const bool unpool = e.op == SP_OP_UNPOOL || e.op == SP_OP_UNPOOL_BWD;
+  const simdpool_index_type i32 = SIMDPOOL_INDEX_I32, i64 = SIMDPOOL_INDEX_I64;
   for (simdpool_index_type t :
-       {SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64, SIMDPOOL_INDEX_U8})
+       {unpool ? i64 : i32, unpool ? i32 : i64, SIMDPOOL_INDEX_U8})
     if (e.index_mask & SP_IDX_BIT(t))
       return t;
   return SIMDPOOL_INDEX_NONE;
 }
 
 Call call_of(sp_op op) {
-  return op == SP_OP_FWD   ? Call::Forward
-         : op == SP_OP_BWD ? Call::BackwardX
-                           : Call::BackwardIdx;
+  switch (op) {
+  case SP_OP_FWD:
+    return Call::Forward;
+  case SP_OP_BWD:
+    return Call::BackwardX;
+  case SP_OP_UNPOOL:
+    return Call::Unpool;
+  case SP_OP_UNPOOL_BWD:
+    return Call::UnpoolBackward;
+  default:
+    return Call::BackwardIdx;
+  }
+}
+
+// Does case cs time an op of call c?
+bool times_call(const Case &cs, Call c) {
+  return std::any_of(cs.ops.begin(), cs.ops.end(),
+                     [c](const OpVariant &op) { return op.call == c; });
 }
 
 // A kernel-direct spec for registry entry e: a suite case whose geometry
@@ -166,11 +189,16 @@ bool add_kernel_spec(const sp_kernel_entry &e) {
   const OpVariant op = make_op(e.method, call_of(e.op), index_for(e));
   sp_geom g;
   const Case *found = nullptr;
-  for (const Case &cs : suite()) {
-    if (cs.method == e.method && resolve(cs, op, e.layout, &g, nullptr) &&
-        sp_shape_matches(e.shape, &g)) {
-      found = &cs;
-      break;
+  // An unpooling kernel prefers a case that times unpooling (its plans'
+  // rows are then the comparison); any other kernel takes the first case.
+  for (int pass = is_unpool(op.call) ? 0 : 1; pass < 2 && !found; pass++) {
+    for (const Case &cs : suite()) {
+      if (cs.method == e.method && (pass || times_call(cs, op.call)) &&
+          resolve(cs, op, e.layout, &g, nullptr) &&
+          sp_shape_matches(e.shape, &g)) {
+        found = &cs;
+        break;
+      }
     }
   }
   if (!found) {
@@ -370,7 +398,7 @@ std::map<std::string, std::vector<std::string>> peer_skips(Peer p) {
 bool check_coverage(FILE *out, bool verbose) {
   size_t gaps = 0, runnable = 0;
   if (verbose)
-    std::fprintf(out, "%-34s %-7s %-4s %-5s %-8s %-8s %-4s  benchmarks\n",
+    std::fprintf(out, "%-34s %-7s %-4s %-5s %-10s %-8s %-4s  benchmarks\n",
                  "kernel", "isa", "meth", "layout", "op", "shape", "cpu");
   for (size_t i = 0; i < sp_registry_size; i++) {
     const sp_kernel_entry &e = sp_registry[i];
@@ -383,7 +411,7 @@ bool check_coverage(FILE *out, bool verbose) {
     if (names.empty())
       gaps++;
     if (verbose || names.empty()) {
-      std::fprintf(out, "%-34s %-7s %-4s %-6s %-8s %-8s %-4s  ", e.name,
+      std::fprintf(out, "%-34s %-7s %-4s %-6s %-10s %-8s %-4s  ", e.name,
                    isa_name(e.isa), method_name(e.method),
                    layout_name(e.layout), op_kind_name(e.op),
                    shape_name(e.shape), runs ? "yes" : "no");
@@ -464,6 +492,10 @@ simdpool_status run_plan(const simdpool_plan *p, Workspace &ws) {
                              ws.dx.f());
   case Call::BackwardIdx:
     return simdpool_backward(p, ws.dy.f(), ws.idx.data(), nullptr, ws.dx.f());
+  case Call::Unpool: // y from dy's buffer, x into dx's (as the kernels)
+    return simdpool_unpool(p, ws.dy.f(), ws.idx.data(), ws.dx.f());
+  case Call::UnpoolBackward: // dx from x's buffer, dy into y's
+    return simdpool_unpool_backward(p, ws.x.f(), ws.idx.data(), ws.y.f());
   }
   return SIMDPOOL_INVALID_ARGUMENT;
 }
@@ -485,6 +517,12 @@ simdpool_status run_plan_parallel(const simdpool_plan *p, Workspace &ws,
   case Call::BackwardIdx:
     return simdpool_backward_parallel(p, ws.dy.f(), ws.idx.data(), nullptr,
                                       ws.dx.f(), pf, pool);
+  case Call::Unpool:
+    return simdpool_unpool_parallel(p, ws.dy.f(), ws.idx.data(), ws.dx.f(), pf,
+                                    pool);
+  case Call::UnpoolBackward:
+    return simdpool_unpool_backward_parallel(p, ws.x.f(), ws.idx.data(),
+                                             ws.y.f(), pf, pool);
   }
   return SIMDPOOL_INVALID_ARGUMENT;
 }
@@ -505,9 +543,15 @@ void run_kernel(const sp_kernel_entry &e, Workspace &ws) {
     io.dx = ws.dx.f();
     break;
   case Call::BackwardIdx:
+  case Call::Unpool: // sp_io: y in as dy, x out as dx
     io.indices = ws.idx.data();
     io.dy = ws.dy.f();
     io.dx = ws.dx.f();
+    break;
+  case Call::UnpoolBackward: // sp_io: dx in as x, dy out as y
+    io.indices = ws.idx.data();
+    io.x = ws.x.f();
+    io.y = ws.y.f();
     break;
   }
   e.fn(&ws.g, &io);
@@ -517,16 +561,43 @@ bool is_forward(const Workspace &ws) {
   return ws.op.call == Call::Forward;
 }
 
+// Is the call's output shaped as y (forward, unpooling's backward) rather
+// than as x (backward, unpooling)?
+bool output_shaped(Call c) {
+  return c == Call::Forward || c == Call::UnpoolBackward;
+}
+
+// The buffer the call writes (its float output): forward writes y,
+// backward dx; unpooling writes x into dx's buffer and its backward dy into
+// y's (the kernels' sp_io convention).
+Buffer &out_buffer(Workspace &ws) {
+  return output_shaped(ws.op.call) ? ws.y : ws.dx;
+}
+const Buffer &out_buffer(const Workspace &ws) {
+  return output_shaped(ws.op.call) ? ws.y : ws.dx;
+}
+
+// The name of that output in the public API: y, dx, x or dy.
+const char *out_name(Call c) {
+  switch (c) {
+  case Call::Forward:
+    return "y";
+  case Call::Unpool:
+    return "x";
+  case Call::UnpoolBackward:
+    return "dy";
+  default:
+    return "dx";
+  }
+}
+
 // Overwrites the outputs with a NaN pattern so that a kernel that skips an
 // element cannot pass on a previous variant's result.
 void poison_outputs(Workspace &ws) {
-  if (is_forward(ws)) {
-    std::memset(ws.y.data(), 0xA5, ws.y.bytes());
-    if (!ws.idx.empty())
-      std::memset(ws.idx.data(), 0xA5, ws.idx.bytes());
-  } else {
-    std::memset(ws.dx.data(), 0xA5, ws.dx.bytes());
-  }
+  Buffer &out = out_buffer(ws);
+  std::memset(out.data(), 0xA5, out.bytes());
+  if (is_forward(ws) && !ws.idx.empty())
+    std::memset(ws.idx.data(), 0xA5, ws.idx.bytes());
 }
 
 std::string hex32(const void *p) {
@@ -539,14 +610,14 @@ std::string hex32(const void *p) {
 
 // "" when the outputs equal the scalar reference bit for bit, else where not.
 std::string compare_exact(const Workspace &ws) {
-  const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
+  const Buffer &got = out_buffer(ws);
   const size_t n = got.bytes() / sizeof(float);
   if (std::memcmp(got.data(), ws.ref_out.data(), got.bytes()) != 0) {
     for (size_t i = 0; i < n; i++)
       if (std::memcmp(got.f() + i, ws.ref_out.f() + i, 4) != 0)
-        return std::string(is_forward(ws) ? "y" : "dx") + "[" +
-               std::to_string(i) + "] = " + hex32(got.f() + i) +
-               ", scalar reference " + hex32(ws.ref_out.f() + i);
+        return std::string(out_name(ws.op.call)) + "[" + std::to_string(i) +
+               "] = " + hex32(got.f() + i) + ", scalar reference " +
+               hex32(ws.ref_out.f() + i);
   }
   if (is_forward(ws) && !ws.idx.empty() &&
       std::memcmp(ws.idx.data(), ws.ref_idx.data(), ws.idx.bytes()) != 0)
@@ -625,13 +696,14 @@ std::string equality_text(uint64_t max_ulp, double max_abs) {
 
 std::string compare_peer(const Workspace &ws, const PeerOp &op,
                          std::string *detail) {
-  const Buffer &got = is_forward(ws) ? ws.y : ws.dx;
-  const bool exact =
-      op.bit_exact() || (is_forward(ws) && ws.op.method == SIMDPOOL_MAX);
+  const Buffer &got = out_buffer(ws);
+  // Unpooling copies bits: no peer may round there either.
+  const bool exact = op.bit_exact() || is_unpool(ws.op.call) ||
+                     (is_forward(ws) && ws.op.method == SIMDPOOL_MAX);
   uint64_t max_ulp = 0;
   double max_abs = 0;
   std::string bad =
-      compare_floats(is_forward(ws) ? "y" : "dx", got.f(), ws.ref_out.f(),
+      compare_floats(out_name(ws.op.call), got.f(), ws.ref_out.f(),
                      got.bytes() / sizeof(float), exact, &max_ulp, &max_abs);
   if (!bad.empty())
     return bad;
@@ -717,14 +789,22 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
     st = simdpool_forward(plan, ws.x.f(), ws.ref_out.f(),
                           isz ? ws.ref_idx.data() : nullptr);
   } else {
-    ws.ref_out.reset(ws.in * sizeof(float));
+    ws.ref_out.reset((output_shaped(op.call) ? ws.out : ws.in) * sizeof(float));
     std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
-    if (op.call == Call::BackwardIdx) // indices of the forward pass
+    // Backward from indices and unpooling read the indices MAX forward
+    // writes on x: valid taps of their own windows, what the fast paths
+    // take (and what a network feeds them).
+    if (op.call == Call::BackwardIdx || is_unpool(op.call))
       st = simdpool_forward(plan, ws.x.f(), ws.y.f(), ws.idx.data());
+    // Unpooling's backward gathers from x's buffer (its dx): other values
+    // than the ones that chose the indices, so that a gather cannot pass by
+    // recomputing the window's max.
+    if (op.call == Call::UnpoolBackward)
+      fill_random(ws.x.f(), ws.in, seed_of(cs.name) + 2);
     if (st == SIMDPOOL_OK) {
-      std::swap(ws.dx, ws.ref_out);
+      std::swap(out_buffer(ws), ws.ref_out);
       st = run_plan(plan, ws);
-      std::swap(ws.dx, ws.ref_out);
+      std::swap(out_buffer(ws), ws.ref_out);
     }
   }
   if (st != SIMDPOOL_OK)
@@ -1145,7 +1225,7 @@ void bm_peer(benchmark::State &st, Spec *s) {
     io.y = ws.y.f();
     io.dx = ws.dx.f();
     if (s->op.index_type == SIMDPOOL_INDEX_I64)
-      io.indices = ws.idx.data(); // backward: the scalar forward's indices
+      io.indices = ws.idx.data(); // backward, unpooling: the scalar forward's
     std::string err;
     op = make_peer(s->peer, *s->cs, s->op, s->layout, ws.peer_g, io, &err);
     std::string detail;

@@ -220,7 +220,9 @@ bool onednn_supports(const Case &cs, const OpVariant &op,
                      simdpool_layout layout, std::string *why) {
   (void)layout;
   std::string reason;
-  if (op.method == SIMDPOOL_LP)
+  if (is_unpool(op.call))
+    reason = "oneDNN has no unpooling";
+  else if (op.method == SIMDPOOL_LP)
     reason = "oneDNN has no LP pooling";
   else if (cs.adaptive)
     reason = "oneDNN has no adaptive pooling";

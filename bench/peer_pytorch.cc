@@ -66,6 +66,8 @@ public:
     method_ = op.method;
     call_ = op.call;
     layout_ = layout;
+    if (is_unpool(op.call))
+      return init_unpool(g, io, err);
     // 3D plans (a depth axis) run PyTorch's 3D operators; 1D ones its 2D
     // operators on one row, as torch.nn.MaxPool1d does.
     three_d_ = g.d > 1 || g.od > 1 || g.kd > 1;
@@ -178,9 +180,13 @@ public:
       // must be the ones simdpool computed)
       const at::MemoryFormat fmt = format_of(layout_, dims_);
       const bool fwd = call_ == Call::Forward;
-      const at::Tensor &out = fwd ? y_ : dx_;
+      const at::Tensor &out = output();
       bool ok = out.data_ptr() == out_ && out.sizes().vec() == out_sizes_ &&
                 out.is_contiguous(fmt);
+      if (call_ == Call::UnpoolBackward) // gather_out wrote through this view
+        ok = ok && dy_flat_.data_ptr() == out_ &&
+             dy_flat_.sizes().vec() == flat_sizes_ &&
+             dy_flat_.strides().vec() == flat_strides_;
       if (fwd && idx_.defined())
         ok = ok && idx_.data_ptr() == idx_ptr_ && idx_.sizes() == y_.sizes() &&
              idx_.is_contiguous(fmt);
@@ -200,8 +206,97 @@ public:
   }
 
 private:
+  // The tensor a pass writes: y forward, dx backward; unpooling's x (in dx's
+  // buffer), its backward's dy.
+  const at::Tensor &output() const {
+    switch (call_) {
+    case Call::Forward:
+      return y_;
+    case Call::Unpool:
+      return dx_;
+    case Call::UnpoolBackward:
+      return dy_;
+    default:
+      return dx_;
+    }
+  }
+
+  // Max unpooling (2D: 1D as one row) and its gradient. Unpooling is
+  // at::max_unpool2d_out(x, y, indices, {h, w}): y and the I64 indices are
+  // output-shaped, x input-shaped; ATen picks its contiguous or channels-last
+  // kernel by y's suggest_memory_format(), zeroes x and scatters. PyTorch
+  // 1.13 has no max_unpool2d_backward operator: autograd's
+  // MaxUnpool2DBackward0 runs max_pool_double_backward(grad, indices, 2) =
+  // grad.contiguous(fmt).view({n, c, -1}).gather(-1, indices.view({n, c,
+  // -1})).view(indices.sizes()), fmt = indices.suggest_memory_format()
+  // (a RecordFunction callback sees aten::view, aten::view, aten::gather,
+  // aten::view on Debian's 1.13.1). The peer runs the same with gather_out
+  // into a view of the bench's dy, so nothing is allocated in the pass.
+  bool init_unpool(const sp_geom &g, const PeerIO &io, std::string *err) {
+    if (g.d > 1 || g.od > 1 || g.kd > 1) {
+      *err = "PyTorch peer: 3D unpooling is not wired";
+      return false;
+    }
+    if (!io.indices ||
+        (call_ == Call::Unpool ? !io.dy || !io.dx : !io.x || !io.y)) {
+      *err = "PyTorch peer: a tensor it needs was not given";
+      return false;
+    }
+    const std::vector<int64_t> in_sp = {(int64_t)g.h, (int64_t)g.w},
+                               out_sp = {(int64_t)g.oh, (int64_t)g.ow};
+    out_size_ = in_sp; // what unpooling writes: the plan's input plane
+    dims_ = 4;
+    const at::MemoryFormat fmt = format_of(layout_, dims_);
+    idx_ = wrap(io.indices, g.n, g.c, out_sp, layout_, at::kLong);
+    if (call_ == Call::Unpool) {
+      dy_ = wrap(io.dy, g.n, g.c, out_sp, layout_, at::kFloat); // y
+      dx_ = wrap(io.dx, g.n, g.c, in_sp, layout_, at::kFloat);  // x
+    } else {
+      dx_ = wrap(io.x, g.n, g.c, in_sp, layout_, at::kFloat);  // dx
+      dy_ = wrap(io.y, g.n, g.c, out_sp, layout_, at::kFloat); // dy
+      flat_ = {(int64_t)g.n, (int64_t)g.c, -1};
+      dy_flat_ = dy_.view(flat_);
+      flat_sizes_ = dy_flat_.sizes().vec();
+      flat_strides_ = dy_flat_.strides().vec();
+    }
+    // Unpooling's kernel follows y's format, the gradient's indices'.
+    const at::Tensor &selector = call_ == Call::Unpool ? dy_ : idx_;
+    if (selector.suggest_memory_format() != fmt) {
+      *err = std::string("PyTorch would not run its ") +
+             (layout_ == SIMDPOOL_NHWC ? "channels-last" : "contiguous") +
+             " kernel on these strides";
+      return false;
+    }
+    for (const at::Tensor *t : {&idx_, &dy_, &dx_})
+      if (!t->is_contiguous(fmt)) {
+        *err = "PyTorch peer: a wrapped tensor is not dense in its layout";
+        return false;
+      }
+    const at::Tensor &out = output();
+    out_ = out.data_ptr();
+    out_sizes_ = out.sizes().vec();
+    impl_ = call_ == Call::Unpool
+                ? "at::max_unpool2d_out"
+                : "at::gather_out on (n, c, h*w) views, what autograd's "
+                  "MaxUnpool2DBackward0 runs (1.13 has no "
+                  "max_unpool2d_backward)";
+    impl_ += layout_ == SIMDPOOL_NHWC ? ", channels_last" : ", contiguous";
+    exact_ = true; // copies bits: must equal simdpool's everywhere
+    return true;
+  }
+
   void pass() {
     const bool fwd = call_ == Call::Forward;
+    if (call_ == Call::Unpool) {
+      at::max_unpool2d_out(dx_, dy_, idx_, out_size_);
+      return;
+    }
+    if (call_ == Call::UnpoolBackward) { // as MaxUnpool2DBackward0 does
+      const at::MemoryFormat fmt = idx_.suggest_memory_format();
+      at::gather_out(dy_flat_, dx_.contiguous(fmt).view(flat_), -1,
+                     idx_.view(flat_));
+      return;
+    }
     if (adaptive_ && method_ == SIMDPOOL_MAX) {
       if (fwd && three_d_)
         at::adaptive_max_pool3d_out(y_, idx_, x_, out_size_);
@@ -257,6 +352,8 @@ private:
   bool three_d_ = false, adaptive_ = false, exact_ = true;
   bool ceil_ = false, count_pad_ = true;
   at::Tensor x_, y_, idx_, dy_, dx_;
+  at::Tensor dy_flat_; // unpooling's backward: dy as (n, c, oh*ow)
+  std::vector<int64_t> flat_, flat_sizes_, flat_strides_;
   const void *out_ = nullptr, *idx_ptr_ = nullptr;
   std::vector<int64_t> out_sizes_;
   Buffer scratch_idx_;
@@ -314,6 +411,17 @@ std::string pytorch_init() {
 bool pytorch_supports(const Case &cs, const OpVariant &op,
                       simdpool_layout layout, std::string *why) {
   std::string reason;
+  if (is_unpool(op.call)) {
+    if (op.index_type != SIMDPOOL_INDEX_I64)
+      reason = "PyTorch's max_unpool reads I64 indices only: compare " +
+               std::string(op.call == Call::Unpool ? "unpool_i64"
+                                                   : "unpool_bwd_i64");
+    else if (cs.has_depth())
+      reason = "the bench wires PyTorch's 2D max unpooling only";
+    if (why && !reason.empty())
+      *why = reason;
+    return reason.empty();
+  }
   if (cs.has_depth() && layout == SIMDPOOL_NHWC)
     // Measured on Debian's 1.13.1: max_pool3d_with_indices_out and
     // avg_pool3d_out given channels_last_3d tensors write the output's

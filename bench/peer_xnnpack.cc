@@ -111,7 +111,15 @@ std::string xnnpack_init() {
 bool xnnpack_supports(const Case &cs, const OpVariant &op,
                       simdpool_layout layout, std::string *why) {
   std::string reason;
-  if (layout != SIMDPOOL_NHWC)
+  if (op.call == Call::Unpool)
+    // xnn_create_unpooling2d_nhwc_x32 exists: it scatters to the window tap
+    // its argmax pooling numbered (uint32, column-major), not to a flat
+    // position in the plane.
+    reason = "XNNPACK's unpooling reads its argmax pooling's uint32 tap "
+             "numbers (NHWC), not flat I64 indices";
+  else if (op.call == Call::UnpoolBackward)
+    reason = "XNNPACK has no unpooling backward";
+  else if (layout != SIMDPOOL_NHWC)
     reason = "XNNPACK pools NHWC only";
   else if (op.method == SIMDPOOL_LP)
     reason = "XNNPACK has no LP pooling";

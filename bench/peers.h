@@ -35,7 +35,9 @@ bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
 // The tensors a peer reads and writes: the bench's buffers, in the layout of
 // the case. Outputs (y, dx) are where simdpool's own results are compared.
 // indices: the case's I64 index tensor (MAX ops with I64 indices): a forward
-// writes it, a backward reads it; nullptr otherwise.
+// writes it, a backward or unpooling reads it; nullptr otherwise. Unpooling
+// follows the kernels' sp_io: it reads y from dy (output-shaped) and writes x
+// into dx (input-shaped); its backward reads dx from x and writes dy into y.
 struct PeerIO {
   const float *x = nullptr;
   const float *dy = nullptr;

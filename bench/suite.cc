@@ -15,8 +15,11 @@ OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx) {
   op.method = m;
   op.call = call;
   op.index_type = idx;
-  op.name = method_name(m);
-  op.name += call == Call::Forward ? "_fwd" : "_bwd";
+  if (is_unpool(call)) // always a MAX plan's: the method is not named
+    op.name = call == Call::Unpool ? "unpool" : "unpool_bwd";
+  else
+    op.name =
+        std::string(method_name(m)) + (call == Call::Forward ? "_fwd" : "_bwd");
   if (idx != SIMDPOOL_INDEX_NONE) {
     op.name += "_";
     op.name += index_suffix(idx);
@@ -227,6 +230,15 @@ std::vector<Case> build_suite() {
   add(pool1d("audio_max1d", "1D audio, max k3/s2/pad 1", MAX, 1, 128, 16000, 3,
              2, 1),
       max_train);
+  // SegNet's decoder: max unpooling of 1x64x112x112 to 224x224 from the I64
+  // indices of the encoder's max 2x2/s2 (the plan over x = 1x64x224x224),
+  // and its backward (a gather of dx at the indices).
+  add(pool2d("seg_unpool2",
+             "SegNet decoder, max unpooling 1x64x112x112 -> 224x224 from I64 "
+             "indices",
+             MAX, 1, 64, 224, 2, 2, 0),
+      {make_op(MAX, Call::Unpool, SIMDPOOL_INDEX_I64),
+       make_op(MAX, Call::UnpoolBackward, SIMDPOOL_INDEX_I64)});
   return s;
 }
 
@@ -441,6 +453,10 @@ size_t pass_bytes(const sp_geom &g, const OpVariant &op) {
     return out * f + (op.method == SIMDPOOL_AVG ? 0 : in * f) + in * f;
   case Call::BackwardIdx: // read dy and indices, write dx
     return out * f + idx + in * f;
+  case Call::Unpool: // read y and indices, write x
+    return out * f + idx + in * f;
+  case Call::UnpoolBackward: // read dx and indices, write dy
+    return in * f + idx + out * f;
   }
   return 0;
 }
@@ -453,6 +469,10 @@ simdpool_op public_op(Call call) {
     return SIMDPOOL_OP_BACKWARD;
   case Call::BackwardIdx:
     return SIMDPOOL_OP_BACKWARD_INDICES;
+  case Call::Unpool:
+    return SIMDPOOL_OP_UNPOOL;
+  case Call::UnpoolBackward:
+    return SIMDPOOL_OP_UNPOOL_BACKWARD;
   }
   return SIMDPOOL_OP_FORWARD;
 }
@@ -461,7 +481,11 @@ simdpool_op public_op(Call call) {
 static_assert(SP_OP_FWD == static_cast<int>(SIMDPOOL_OP_FORWARD) &&
                   SP_OP_BWD == static_cast<int>(SIMDPOOL_OP_BACKWARD) &&
                   SP_OP_BWD_IDX ==
-                      static_cast<int>(SIMDPOOL_OP_BACKWARD_INDICES),
+                      static_cast<int>(SIMDPOOL_OP_BACKWARD_INDICES) &&
+                  SP_OP_UNPOOL == static_cast<int>(SIMDPOOL_OP_UNPOOL) &&
+                  SP_OP_UNPOOL_BWD ==
+                      static_cast<int>(SIMDPOOL_OP_UNPOOL_BACKWARD) &&
+                  SP_OP_COUNT == 5,
               "sp_op and simdpool_op differ");
 
 sp_op kernel_op(Call call) {
@@ -519,10 +543,14 @@ std::string case_legend(const Case &cs) {
   s += "; " + cs.note;
   sp_geom g;
   const OpVariant fwd = make_op(cs.method, Call::Forward, SIMDPOOL_INDEX_NONE);
-  if (resolve(cs, fwd, SIMDPOOL_NCHW, &g, nullptr)) {
-    const size_t bytes = pass_bytes(g, fwd);
+  // An unpooling case runs no forward: where its unpooling's bytes live.
+  const bool unpool = !cs.ops.empty() && is_unpool(cs.ops[0].call);
+  const OpVariant &first = unpool ? cs.ops[0] : fwd;
+  if (resolve(cs, first, SIMDPOOL_NCHW, &g, nullptr)) {
+    const size_t bytes = pass_bytes(g, first);
     s += "; x " + mib_text(g.n * g.c * sp_in_plane(&g) * sizeof(float)) +
-         ", forward moves " + mib_text(bytes) + ": " + cache_class(bytes);
+         (unpool ? ", unpooling moves " : ", forward moves ") +
+         mib_text(bytes) + ": " + cache_class(bytes);
   }
   if (!cs.ops.empty())
     s += "; ops";
@@ -594,6 +622,10 @@ const char *op_kind_name(sp_op op) {
     return "bwd";
   case SP_OP_BWD_IDX:
     return "bwd_idx";
+  case SP_OP_UNPOOL:
+    return "unpool";
+  case SP_OP_UNPOOL_BWD:
+    return "unpool_bwd";
   default:
     return "?";
   }

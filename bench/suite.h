@@ -19,10 +19,19 @@ enum class Call {
   Forward,     // simdpool_forward (with indices when the op has an index type)
   BackwardX,   // simdpool_backward without indices (MAX recomputes from x)
   BackwardIdx, // simdpool_backward from the indices of a forward pass
+  Unpool,      // simdpool_unpool: reads y and the indices, writes x
+  UnpoolBackward, // simdpool_unpool_backward: reads dx and the indices,
+                  // writes dy
 };
 
+// Max unpooling or its backward (MAX plans with an index type).
+inline bool is_unpool(Call c) {
+  return c == Call::Unpool || c == Call::UnpoolBackward;
+}
+
 // One timed operation on a case: e.g. "max_fwd_u8" = MAX forward writing U8
-// indices, "max_bwd" = MAX backward recomputing winners from x.
+// indices, "max_bwd" = MAX backward recomputing winners from x, "unpool_i64"
+// = max unpooling from I64 indices, "unpool_bwd_i64" its backward.
 struct OpVariant {
   std::string name;
   simdpool_method method = SIMDPOOL_MAX;
@@ -89,7 +98,8 @@ std::string case_legend(const Case &cs);
 // A network's layers in order, repeats folded: "max 3x3/s2 on 64x55x55; ...".
 std::string network_legend(const Network &net);
 
-// Builds an op variant and its name: <method>_<fwd|bwd>[_<index type>].
+// Builds an op variant and its name: <method>_<fwd|bwd>[_<index type>], or
+// for unpooling (m is MAX: the plan's method) unpool[_bwd]_<index type>.
 OpVariant make_op(simdpool_method m, Call call, simdpool_index_type idx);
 
 // The shape list of issue #3, in registration order.
@@ -121,7 +131,7 @@ sp_op kernel_op(Call call);
 const char *index_suffix(simdpool_index_type t); // "", "i32", "i64", "u8"
 const char *layout_name(simdpool_layout l);      // "nchw", "nhwc"
 const char *method_name(simdpool_method m);      // "max", "avg", "lp"
-const char *op_kind_name(sp_op op);              // "fwd", "bwd", "bwd_idx"
+const char *op_kind_name(sp_op op);              // "fwd", "bwd", "bwd_idx", ...
 const char *shape_name(sp_shape s);              // "general", "2x2s2", ...
 
 } // namespace spbench

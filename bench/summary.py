@@ -712,7 +712,8 @@ def case_names(ctx, s):
 
 def case_legend(ctx, s):
     lines = ["Cases (f32; input N x C x H x W; window method kh x kw/stride/padding; where "
-             "the forward pass's bytes live against the LLC; ops timed):"]
+             "the forward pass's (an unpooling case: the unpooling's) bytes live against "
+             "the LLC; ops timed):"]
     names = case_names(ctx, s)
     width = max([len(n) for n in names] + [4])
     lines += ["  %-*s  %s" % (width, n, ctx["case." + n]) for n in names]
@@ -882,7 +883,8 @@ def main():
             "bytes for scale):\n"
     text += s.variant_table()
     if s.threads:
-        text += "\n\nTwo threads (simdpool_forward/backward_parallel on a 2-thread " \
+        text += "\n\nTwo threads (simdpool_forward/backward_parallel, unpooling's " \
+                "simdpool_unpool/unpool_backward_parallel, on a 2-thread " \
                 "simdpool_threadpool) vs one, same ISA, measured in the same rounds; " \
                 "scaling = median over the rounds of 1-thread time / 2-thread time, range = " \
                 "its lowest and highest round; within noise: the range is wider than the " \

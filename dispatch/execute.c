@@ -2,6 +2,7 @@
 /* execute.c — the public forward/backward entry points: argument checks, then
  * the plan's kernel. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "internal.h"
 #include "kernel_util.h"
@@ -273,6 +274,19 @@ typedef struct par_for {
   void *pool;
 } par_for;
 
+/* The first index that names no valid tap of its own window, or SIZE_MAX
+ * (*value: the bad index): chunk by chunk through the caller's parallel-for
+ * when par is given, else at the width of the plan's ISA. */
+static size_t first_bad_tap(const simdpool_plan *plan, const void *indices,
+                            const par_for *par, long long *value) {
+  if (!par)
+    return sp_find_bad_index(&plan->geom, plan->isa, indices, value);
+  const size_t bad = sp_find_bad_parallel(plan, indices, par->fn, par->pool);
+  if (bad != SIZE_MAX)
+    *value = index_value(plan->geom.index_type, indices, bad);
+  return bad;
+}
+
 /* The checks of a backward call (index validation included); on success *op
  * is the kernel to run. */
 static simdpool_status check_backward(const simdpool_plan *plan,
@@ -322,14 +336,7 @@ static simdpool_status check_backward(const simdpool_plan *plan,
     return st;
   if (indices) {
     long long value = 0;
-    size_t bad;
-    if (par) {
-      bad = sp_find_bad_parallel(plan, indices, par->fn, par->pool);
-      if (bad != SIZE_MAX)
-        value = index_value(g->index_type, indices, bad);
-    } else {
-      bad = sp_find_bad_index(g, plan->isa, indices, &value);
-    }
+    const size_t bad = first_bad_tap(plan, indices, par, &value);
     if (bad != SIZE_MAX)
       return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                      "%s: indices[%zu] = %lld names no valid tap of "
@@ -394,4 +401,162 @@ simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
   const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
   sp_run_parallel(plan, op, &io, parallel_for, pool);
   return SIMDPOOL_OK;
+}
+
+/* ------------------------------------------------------------ unpooling */
+
+/* The first I32/I64 index outside its plane ([0, d*h*w)), or SIZE_MAX.
+ * Blocks are scanned without an early exit (they vectorise), and only a
+ * block that holds a bad index is walked again to find it. */
+static size_t find_outside_plane(const sp_geom *g, const void *indices,
+                                 long long *value) {
+  const size_t count = out_elems(g), plane = sp_in_plane(g);
+  const int i64 = g->index_type == SIMDPOOL_INDEX_I64;
+  enum { BLOCK = 1024 };
+  for (size_t b = 0; b < count; b += BLOCK) {
+    const size_t e = count - b < BLOCK ? count : b + BLOCK;
+    int bad = 0;
+    if (i64) {
+      const int64_t *ix = indices;
+      for (size_t i = b; i < e; i++)
+        bad |= (uint64_t)ix[i] >= (uint64_t)plane;
+    } else {
+      const int32_t *ix = indices;
+      for (size_t i = b; i < e; i++)
+        bad |= (uint64_t)(uint32_t)ix[i] >= (uint64_t)plane;
+    }
+    if (!bad)
+      continue;
+    for (size_t i = b; i < e; i++) {
+      *value = index_value(g->index_type, indices, i);
+      if (*value < 0 || (unsigned long long)*value >= plane)
+        return i;
+    }
+  }
+  return SIZE_MAX;
+}
+
+/* The checks of an unpooling call (bwd: its backward), index validation
+ * included; on success *general tells whether some index is not a tap of
+ * its own window, so that the plan's fast kernel (which relies on that)
+ * must not run. */
+static simdpool_status check_unpool(const simdpool_plan *plan, const float *src,
+                                    const void *indices, const float *dst,
+                                    int bwd, const char *fn, const par_for *par,
+                                    int *general) {
+  const char *src_name = bwd ? "dx" : "y", *dst_name = bwd ? "dy" : "x";
+  if (!plan)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: plan is NULL", fn);
+  if (!src || !indices || !dst)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                   !src       ? src_name
+                   : !indices ? "indices"
+                              : dst_name);
+  const sp_geom *g = &plan->geom;
+  if (g->method != SIMDPOOL_MAX || g->index_type == SIMDPOOL_INDEX_NONE)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "%s: unpooling needs a MAX plan with an index type (I32, "
+                   "I64 or U8); this plan has method=%s, index_type=%s",
+                   fn, sp_method_name(g->method),
+                   sp_index_type_name(g->index_type));
+  /* dst is input-shaped for unpooling, output-shaped for its backward. */
+  const size_t xb = sp_x_elems(g) * sizeof(float),
+               yb = sp_y_elems(g) * sizeof(float);
+  const span sd = span_of(dst, bwd ? yb : xb);
+  const span ss = span_of(src, bwd ? xb : yb);
+  const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
+  char what_s[32], what_i[32];
+  snprintf(what_s, sizeof what_s, "%s overlaps %s", dst_name, src_name);
+  snprintf(what_i, sizeof what_i, "%s overlaps indices", dst_name);
+  const clash c[] = {{sd, ss, what_s}, {sd, si, what_i}};
+  simdpool_status st = check_distinct(c, 2, fn);
+  if (st != SIMDPOOL_OK)
+    return st;
+  const sp_op op = bwd ? SP_OP_UNPOOL_BWD : SP_OP_UNPOOL;
+  const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+  *general = 1;
+  long long value = 0;
+  size_t bad = SIZE_MAX;
+  /* U8 tap numbers must name valid taps; flat indices are checked as taps
+   * of their windows only when the plan's kernel relies on it. */
+  if (u8 || !sp_takes_any_index(plan->kernel[op])) {
+    bad = first_bad_tap(plan, indices, par, &value);
+    if (bad == SIZE_MAX)
+      *general = 0;
+    else if (u8)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s: indices[%zu] = %lld names no valid tap of its "
+                     "window",
+                     fn, bad, value);
+  }
+  if (*general) {
+    bad = find_outside_plane(g, indices, &value);
+    if (bad != SIZE_MAX)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "%s: indices[%zu] = %lld is outside its input plane "
+                     "(0 <= index < d*h*w = %zu)",
+                     fn, bad, value, sp_in_plane(g));
+  }
+  return SIMDPOOL_OK;
+}
+
+/* Unpooling reads y (as dy) and writes x (as dx); its backward reads dx
+ * (as x) and writes dy (as y): see sp_io. */
+static sp_io unpool_io(int bwd, const float *src, const void *indices,
+                       float *dst) {
+  sp_io io = {NULL, NULL, (void *)(uintptr_t)indices, NULL, NULL};
+  if (bwd) {
+    io.x = src;
+    io.y = dst;
+  } else {
+    io.dy = src;
+    io.dx = dst;
+  }
+  return io;
+}
+
+static simdpool_status unpool_call(const simdpool_plan *plan, const float *src,
+                                   const void *indices, float *dst, int bwd,
+                                   const char *fn, const par_for *par) {
+  int general = 0;
+  const simdpool_status st =
+      check_unpool(plan, src, indices, dst, bwd, fn, par, &general);
+  if (st != SIMDPOOL_OK)
+    return st;
+  const sp_op op = bwd ? SP_OP_UNPOOL_BWD : SP_OP_UNPOOL;
+  const sp_io io = unpool_io(bwd, src, indices, dst);
+  if (par)
+    sp_run_job(plan, op, &io, general, par->fn, par->pool, 0);
+  else
+    sp_call_kernel((general ? plan->any_index[op] : plan->kernel[op])->fn,
+                   &plan->geom, &io);
+  return SIMDPOOL_OK;
+}
+
+simdpool_status simdpool_unpool(const simdpool_plan *plan, const float *y,
+                                const void *indices, float *x) {
+  return unpool_call(plan, y, indices, x, 0, "unpool", NULL);
+}
+
+simdpool_status simdpool_unpool_backward(const simdpool_plan *plan,
+                                         const float *dx, const void *indices,
+                                         float *dy) {
+  return unpool_call(plan, dx, indices, dy, 1, "unpool_backward", NULL);
+}
+
+simdpool_status simdpool_unpool_parallel(const simdpool_plan *plan,
+                                         const float *y, const void *indices,
+                                         float *x,
+                                         simdpool_parallel_for_fn parallel_for,
+                                         void *pool) {
+  const par_for par = {parallel_for, pool};
+  return unpool_call(plan, y, indices, x, 0, "unpool_parallel", &par);
+}
+
+simdpool_status simdpool_unpool_backward_parallel(
+    const simdpool_plan *plan, const float *dx, const void *indices, float *dy,
+    simdpool_parallel_for_fn parallel_for, void *pool) {
+  const par_for par = {parallel_for, pool};
+  return unpool_call(plan, dx, indices, dy, 1, "unpool_backward_parallel",
+                     &par);
 }

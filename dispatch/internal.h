@@ -35,6 +35,10 @@ struct simdpool_plan {
   size_t out_d, out_h, out_w; /* the plan's output sizes, as resolved */
   simdpool_isa isa;
   const sp_kernel_entry *kernel[SP_OP_COUNT]; /* NULL where the op is absent */
+  /* Unpooling's kernels for indices that are not all taps of their own
+   * windows (any position inside the plane): the GENERAL/ND kernels of
+   * the ISA; NULL for the other ops. */
+  const sp_kernel_entry *any_index[SP_OP_COUNT];
   sp_clamp_fn clamp; /* forward's output clamp at the ISA's width, or NULL */
   /* "clamp_min=..., clamp_max=..." for backward's rejection, formatted when
    * the plan is made: converting a subnormal bound to double at call time
@@ -58,6 +62,14 @@ int sp_shape_matches(sp_shape s, const sp_geom *g);
  * NULL when the registry has none. */
 const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
                                       sp_op op);
+/* The same among the GENERAL and ND kernels only: for unpooling, the ones
+ * that take any in-plane index. */
+const sp_kernel_entry *sp_pick_general(simdpool_isa isa, const sp_geom *g,
+                                       sp_op op);
+/* Is e a kernel that takes any index inside its plane (GENERAL or ND)? An
+ * unpooling kernel of another class relies on every index naming a valid
+ * tap of its own window. */
+int sp_takes_any_index(const sp_kernel_entry *e);
 
 /* Runs fn(g, io) in the IEEE default floating-point environment and puts
  * the caller's control and status state back afterwards (fpenv.c). Every
@@ -85,6 +97,13 @@ void sp_run_parallel(const simdpool_plan *plan, sp_op op, const sp_io *io,
 void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
                     simdpool_parallel_for_fn parallel_for, void *pool,
                     size_t chunk_bytes);
+
+/* sp_run_chunked() (chunk_bytes 0: the default size), and for unpooling
+ * with general set (some index is not a tap of its own window) every chunk
+ * runs a GENERAL/ND kernel (sp_pick_general). */
+void sp_run_job(const simdpool_plan *plan, sp_op op, const sp_io *io,
+                int general, simdpool_parallel_for_fn parallel_for, void *pool,
+                size_t chunk_bytes);
 
 /* The first element of indices that names no valid tap of its window (on
  * geometry g), or SIZE_MAX; *value receives the bad index. The bulk pass

@@ -30,6 +30,8 @@ typedef struct par_job {
   size_t per_chunk;  /* planes per chunk when not splitting rows */
   size_t row_blocks; /* > 1: each plane is cut into this many row blocks */
   int bands;         /* row blocks are dx row bands of the whole plane */
+  int general;       /* unpooling with indices that are not all taps of
+                        their own windows: GENERAL/ND kernels only */
   atomic_size_t bad; /* index validation: the first bad element found */
 } par_job;
 
@@ -129,9 +131,11 @@ static void run_chunk(void *ctx, size_t i) {
   const par_job *j = ctx;
   chunk c;
   chunk_of(j, i, &c);
-  sp_call_kernel_clamped(sp_pick_kernel(j->plan->isa, &c.g, j->op)->fn,
-                         j->op == SP_OP_FWD ? j->plan->clamp : NULL, &c.g,
-                         &c.io);
+  const sp_kernel_entry *k = j->general
+                                 ? sp_pick_general(j->plan->isa, &c.g, j->op)
+                                 : sp_pick_kernel(j->plan->isa, &c.g, j->op);
+  sp_call_kernel_clamped(k->fn, j->op == SP_OP_FWD ? j->plan->clamp : NULL,
+                         &c.g, &c.io);
   /* Flat indices count from the top of the whole plane: the kernel counted
    * from row `first`. (Backward row blocks never take flat indices.) */
   if (j->op != SP_OP_FWD || c.first == 0)
@@ -210,9 +214,11 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
                                  ? NULL
                                  : sp_pick_kernel(plan->isa, g, op);
   j->bands = k && k->row_range && sp_bwd_rows_ok(g) && g->h > 1;
-  /* Plans with a depth axis or adaptive windows split planes only. */
+  /* Plans with a depth axis or adaptive windows split planes only, and so
+   * does unpooling (an index may point anywhere in its plane). */
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
-      (g->oh == 1 && !j->bands) || !sp_geom_2d(g)) {
+      (g->oh == 1 && !j->bands) || !sp_geom_2d(g) || op == SP_OP_UNPOOL ||
+      op == SP_OP_UNPOOL_BWD) {
     j->bands = 0;
     j->per_chunk = (j->planes + chunks - 1) / chunks;
     j->row_blocks = 1;
@@ -261,7 +267,16 @@ void sp_run_parallel(const simdpool_plan *plan, sp_op op, const sp_io *io,
 void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
                     simdpool_parallel_for_fn parallel_for, void *pool,
                     size_t chunk_bytes) {
+  sp_run_job(plan, op, io, 0, parallel_for, pool, chunk_bytes);
+}
+
+void sp_run_job(const simdpool_plan *plan, sp_op op, const sp_io *io,
+                int general, simdpool_parallel_for_fn parallel_for, void *pool,
+                size_t chunk_bytes) {
   par_job j;
+  if (!chunk_bytes)
+    chunk_bytes = SP_CHUNK_MIN_BYTES;
   const size_t range = plan_chunks(&j, plan, op, io, chunk_bytes, 0);
+  j.general = general;
   for_each_chunk(&j, range, run_chunk, parallel_for, pool);
 }

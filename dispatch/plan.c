@@ -790,9 +790,13 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
 }
 
 int sp_op_needed(const sp_geom *g, sp_op op) {
-  if (op == SP_OP_BWD_IDX)
+  if (op == SP_OP_BWD_IDX || op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD)
     return g->method == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE;
   return op == SP_OP_FWD || op == SP_OP_BWD;
+}
+
+int sp_takes_any_index(const sp_kernel_entry *e) {
+  return e->shape == SP_SHAPE_GENERAL || e->shape == SP_SHAPE_ND;
 }
 
 /* SIMD kernels track indices and taps in int32 lanes: planes and windows of
@@ -802,8 +806,8 @@ static int simd_geom_ok(const sp_geom *g) {
          g->kd <= INT32_MAX / (g->kh * g->kw);
 }
 
-const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
-                                      sp_op op) {
+static const sp_kernel_entry *pick(simdpool_isa isa, const sp_geom *g, sp_op op,
+                                   int general_only) {
   if (isa != SIMDPOOL_ISA_SCALAR && !simd_geom_ok(g))
     return NULL;
   const simdpool_index_type it =
@@ -813,7 +817,8 @@ const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
     const sp_kernel_entry *e = &sp_registry[i];
     if (e->isa != isa || e->method != g->method || e->layout != g->layout ||
         e->op != op || !(e->index_mask & SP_IDX_BIT(it)) ||
-        !sp_shape_matches(e->shape, g))
+        !sp_shape_matches(e->shape, g) ||
+        (general_only && !sp_takes_any_index(e)))
       continue;
     /* Prefer a specialised class over GENERAL; among equals, the first. */
     if (!best ||
@@ -821,6 +826,16 @@ const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
       best = e;
   }
   return best;
+}
+
+const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
+                                      sp_op op) {
+  return pick(isa, g, op, 0);
+}
+
+const sp_kernel_entry *sp_pick_general(simdpool_isa isa, const sp_geom *g,
+                                       sp_op op) {
+  return pick(isa, g, op, 1);
 }
 
 static const char *op_name(sp_op op) {
@@ -831,6 +846,10 @@ static const char *op_name(sp_op op) {
     return "backward";
   case SP_OP_BWD_IDX:
     return "backward from indices";
+  case SP_OP_UNPOOL:
+    return "unpooling";
+  case SP_OP_UNPOOL_BWD:
+    return "unpooling's backward";
   case SP_OP_COUNT:
     break;
   }
@@ -850,11 +869,14 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "elements; isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), sp_in_plane(g), g->kd, g->kh, g->kw);
   for (int op = 0; op < SP_OP_COUNT; op++) {
-    plan->kernel[op] = NULL;
+    plan->kernel[op] = plan->any_index[op] = NULL;
     if (!sp_op_needed(&plan->geom, (sp_op)op))
       continue;
     plan->kernel[op] = sp_pick_kernel(isa, &plan->geom, (sp_op)op);
-    if (!plan->kernel[op])
+    if (op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD)
+      plan->any_index[op] = sp_pick_general(isa, &plan->geom, (sp_op)op);
+    if (!plan->kernel[op] || ((op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) &&
+                              !plan->any_index[op]))
       return sp_fail(SIMDPOOL_UNSUPPORTED,
                      "isa=%s has no kernel for %s of this method/layout/index "
                      "type",
@@ -982,7 +1004,9 @@ simdpool_isa simdpool_plan_isa(const simdpool_plan *plan) {
 _Static_assert(SIMDPOOL_OP_FORWARD == (int)SP_OP_FWD &&
                    SIMDPOOL_OP_BACKWARD == (int)SP_OP_BWD &&
                    SIMDPOOL_OP_BACKWARD_INDICES == (int)SP_OP_BWD_IDX &&
-                   SP_OP_COUNT == 3,
+                   SIMDPOOL_OP_UNPOOL == (int)SP_OP_UNPOOL &&
+                   SIMDPOOL_OP_UNPOOL_BACKWARD == (int)SP_OP_UNPOOL_BWD &&
+                   SP_OP_COUNT == 5,
                "simdpool_op and sp_op differ");
 
 const char *simdpool_plan_kernel_name(const simdpool_plan *plan,

@@ -263,17 +263,24 @@ SIMDPOOL_API simdpool_isa simdpool_plan_isa(const simdpool_plan *plan);
 
 /* The operations of a plan, each run by one kernel. */
 typedef enum {
-  SIMDPOOL_OP_FORWARD,         /* simdpool_forward() */
-  SIMDPOOL_OP_BACKWARD,        /* simdpool_backward() without indices */
-  SIMDPOOL_OP_BACKWARD_INDICES /* simdpool_backward() with indices (MAX plans
-                                  with an index type only) */
+  SIMDPOOL_OP_FORWARD,          /* simdpool_forward() */
+  SIMDPOOL_OP_BACKWARD,         /* simdpool_backward() without indices */
+  SIMDPOOL_OP_BACKWARD_INDICES, /* simdpool_backward() with indices (MAX
+                                   plans with an index type only) */
+  SIMDPOOL_OP_UNPOOL,           /* simdpool_unpool() (MAX plans with an index
+                                   type only) */
+  SIMDPOOL_OP_UNPOOL_BACKWARD   /* simdpool_unpool_backward() (likewise) */
 } simdpool_op;
 
 /* The name of the kernel the plan runs for op, as simdpool's kernel registry
  * lists it (e.g. "sp_maxpool_fwd_2x2s2_nchw_avx512"): a static string, for
  * logs and benchmarks; the names may change between versions. NULL for a
  * NULL plan, an op out of range, or an op the plan lacks
- * (SIMDPOOL_OP_BACKWARD_INDICES on a plan without an index type). The serial
+ * (SIMDPOOL_OP_BACKWARD_INDICES, SIMDPOOL_OP_UNPOOL or
+ * SIMDPOOL_OP_UNPOOL_BACKWARD on a plan without an index type). For the two
+ * unpooling ops it names the kernel that runs when every index names a
+ * valid tap of its own window (what forward writes); other in-plane indices
+ * run the op's general kernel of the same ISA, with the same bits. The serial
  * entry points run this kernel; the _parallel ones run, per chunk, the
  * kernel the plan's ISA picks for that chunk's part of the tensors: this one
  * or a less specialised one of the same ISA, with the same bits.
@@ -359,6 +366,41 @@ SIMDPOOL_API simdpool_status simdpool_backward(const simdpool_plan *plan,
                                                const void *indices,
                                                const float *x, float *dx);
 
+/* Max unpooling (PyTorch max_unpool1d/2d/3d, ONNX MaxUnpool to the plan's
+ * input shape): x = 0 everywhere, then for each element of y in output order
+ * x_plane[index] = y (docs/semantics.md#max-unpooling). y and indices are
+ * shaped as forward's outputs, x as its input, in the plan's layout (x and
+ * y with the plan's pixel strides: only the c channels of each x pixel are
+ * written). The plan must be a MAX plan with an index type; each I32/I64
+ * index is a flat position inside its input plane ((id*h + ih)*w + iw,
+ * 0 <= index < d*h*w), each U8 index a tap of its own window that is not
+ * padding. Two equal indices of one plane: the later output wins. The bits
+ * of y are copied unchanged (NaN payloads, -0.0f). Any in-plane index is
+ * accepted; indices that name taps of their own windows, as forward writes
+ * them, take the fast paths. A plan's output clamp (forward's) plays no part:
+ * y's bits are stored as given. Returns:
+ *   SIMDPOOL_OK
+ *   SIMDPOOL_INVALID_ARGUMENT  NULL plan, y, indices or x; a plan that is
+ *     not MAX or has no index type; x sharing a byte with y or indices
+ *     (spans as for simdpool_forward()); an index outside its plane (U8: a
+ *     tap number beyond the window, or a padding tap).
+ * On failure x is not written. Allocates nothing. Thread-safe like
+ * simdpool_forward(); the floating-point environment is left as it is
+ * (unpooling does no arithmetic). */
+SIMDPOOL_API simdpool_status simdpool_unpool(const simdpool_plan *plan,
+                                             const float *y,
+                                             const void *indices, float *x);
+
+/* The gradient of simdpool_unpool(): dy[o] = dx_plane[indices[o]], bits
+ * copied. dx is shaped as x (the plan's x pixel stride), dy and indices as
+ * y. Checks and statuses as simdpool_unpool() (dx for x, dy for y): dy
+ * sharing a byte with dx or indices, or a bad index, is
+ * SIMDPOOL_INVALID_ARGUMENT and nothing is written. */
+SIMDPOOL_API simdpool_status simdpool_unpool_backward(const simdpool_plan *plan,
+                                                      const float *dx,
+                                                      const void *indices,
+                                                      float *dy);
+
 /* ------------------------------------------------------------ threads */
 
 /* A task of a parallel-for: called once for every i in [0, range). */
@@ -398,6 +440,17 @@ SIMDPOOL_API simdpool_status
 simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
                            const void *indices, const float *x, float *dx,
                            simdpool_parallel_for_fn parallel_for, void *pool);
+
+/* simdpool_unpool() and simdpool_unpool_backward() spread over
+ * parallel_for(pool, ...) by planes (n*c in NCHW, n in NHWC), bit-identical
+ * to the serial calls. Indices are checked
+ * before any task writes. Statuses as the serial calls. */
+SIMDPOOL_API simdpool_status simdpool_unpool_parallel(
+    const simdpool_plan *plan, const float *y, const void *indices, float *x,
+    simdpool_parallel_for_fn parallel_for, void *pool);
+SIMDPOOL_API simdpool_status simdpool_unpool_backward_parallel(
+    const simdpool_plan *plan, const float *dx, const void *indices, float *dy,
+    simdpool_parallel_for_fn parallel_for, void *pool);
 
 /* A small built-in pool of worker threads (POSIX threads). */
 typedef struct simdpool_threadpool simdpool_threadpool;

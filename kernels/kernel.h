@@ -95,7 +95,10 @@ static inline size_t sp_y_elems(const sp_geom *g) {
 
 /* The tensors of one call. Forward reads x and writes y (and indices when the
  * plan has an index type). Backward reads dy (and indices or x) and writes dx;
- * indices is then read only. */
+ * indices is then read only. Unpooling reads y from dy and indices and
+ * writes x into dx (the output-shaped tensor it reads, the input-shaped one
+ * it writes, as backward); its backward reads dx from x and indices and
+ * writes dy into y (as forward). */
 typedef struct sp_io {
   const float *x;
   float *y;
@@ -108,10 +111,12 @@ typedef void (*sp_kernel_fn)(const sp_geom *g, const sp_io *io);
 
 /* What one kernel computes. */
 typedef enum {
-  SP_OP_FWD,     /* forward */
-  SP_OP_BWD,     /* backward without indices: MAX recomputes winners from x,
-                    LP reads x, AVG reads dy alone */
-  SP_OP_BWD_IDX, /* MAX backward from the indices of forward */
+  SP_OP_FWD,        /* forward */
+  SP_OP_BWD,        /* backward without indices: MAX recomputes winners from x,
+                       LP reads x, AVG reads dy alone */
+  SP_OP_BWD_IDX,    /* MAX backward from the indices of forward */
+  SP_OP_UNPOOL,     /* max unpooling: dx = 0, then dx_plane[index] = dy */
+  SP_OP_UNPOOL_BWD, /* its gradient: y = x_plane[index] */
   SP_OP_COUNT
 } sp_op;
 

@@ -185,6 +185,27 @@ static inline ptrdiff_t sp_win_at(sp_win a, size_t i) {
   return a.start + (ptrdiff_t)(i * a.dil);
 }
 
+/* The position in its input plane, (id*h + iy)*w + ix, of tap number t
+ * ((kd_i*kh + ki)*kw + kj) of window (od, oy, ox); fixed windows, and t a
+ * valid tap (dispatch checks U8 indices before any kernel reads them). */
+static inline size_t sp_tap_flat(const sp_geom *g, size_t t, size_t od,
+                                 size_t oy, size_t ox) {
+  const size_t t2 = g->kh * g->kw;
+  const ptrdiff_t id = sp_win_at(sp_win_d(g, od), t / t2);
+  const ptrdiff_t iy = sp_win_at(sp_win_h(g, oy), t % t2 / g->kw);
+  const ptrdiff_t ix = sp_win_at(sp_win_w(g, ox), t % g->kw);
+  return ((size_t)id * g->h + (size_t)iy) * g->w + (size_t)ix;
+}
+
+/* The input-plane position that indices[e], of window (od, oy, ox), names:
+ * an I32/I64 flat index as stored, a U8 tap number decoded. */
+static inline size_t sp_index_pos(const sp_geom *g, const void *indices,
+                                  size_t e, size_t od, size_t oy, size_t ox) {
+  if (g->index_type == SIMDPOOL_INDEX_U8)
+    return sp_tap_flat(g, ((const uint8_t *)indices)[e], od, oy, ox);
+  return sp_load_flat_index(indices, g->index_type, e);
+}
+
 /* The valid taps of window (od, oy, ox) in row-major order (depth outer,
  * then rows, columns inner): runs BODY with size_t `flat` (the tap's
  * position in the input plane, (id*h + iy)*w + ix) and `tap` (its number

@@ -876,8 +876,15 @@ static int decode_index(const simdpool_desc *d, const model_shape *s,
   }
 }
 
-int model_indices_valid(const simdpool_desc *d, const model_shape *s,
-                        const void *indices, size_t *bad) {
+/* How an index at offset off (of output (od, oh, ow)) is read: to pos, 0
+ * when it is not acceptable. */
+typedef int (*index_reader)(const simdpool_desc *d, const model_shape *s,
+                            const void *indices, size_t off, size_t od,
+                            size_t oh, size_t ow, long long pos[3]);
+
+/* The first index the reader refuses: 0 and *bad; 1 when there is none. */
+static int first_refused(const simdpool_desc *d, const model_shape *s,
+                         const void *indices, index_reader read, size_t *bad) {
   size_t total = model_y_count(d, s);
   size_t off;
   for (off = 0; off < total; off++) {
@@ -885,13 +892,18 @@ int model_indices_valid(const simdpool_desc *d, const model_shape *s,
     long long pos[3];
     model_coords(d->layout, d->c, s->out_d, s->out_h, s->out_w, off, &n, &c,
                  &od, &oh, &ow);
-    if (!decode_index(d, s, indices, off, od, oh, ow, pos)) {
+    if (!read(d, s, indices, off, od, oh, ow, pos)) {
       if (bad != NULL)
         *bad = off;
       return 0;
     }
   }
   return 1;
+}
+
+int model_indices_valid(const simdpool_desc *d, const model_shape *s,
+                        const void *indices, size_t *bad) {
+  return first_refused(d, s, indices, decode_index, bad);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -976,5 +988,105 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
       }
     }
   }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Unpooling                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The value of the index at offset off as an integer. */
+static long long index_value(simdpool_index_type t, const void *indices,
+                             size_t off) {
+  if (t == SIMDPOOL_INDEX_I32) {
+    int32_t v;
+    memcpy(&v, (const char *)indices + off * 4, 4);
+    return v;
+  }
+  if (t == SIMDPOOL_INDEX_I64) {
+    int64_t v;
+    memcpy(&v, (const char *)indices + off * 8, 8);
+    return (long long)v;
+  }
+  return ((const uint8_t *)indices)[off];
+}
+
+/* The input position (id, ih, iw) the unpooling index at offset off names,
+ * for output (od, oh, ow); 0 when it names none. "I32/I64: the flat
+ * position in the input plane, (id*h + ih)*w + iw, any 0 <= v < d*h*w;
+ * U8: the tap number within its own window, a valid tap." */
+static int unpool_position(const simdpool_desc *d, const model_shape *s,
+                           const void *indices, size_t off, size_t od,
+                           size_t oh, size_t ow, long long pos[3]) {
+  long long v, plane;
+  if (d->index_type == SIMDPOOL_INDEX_U8)
+    return decode_index(d, s, indices, off, od, oh, ow, pos);
+  v = index_value(d->index_type, indices, off);
+  plane = (long long)(d->d * d->h * d->w);
+  if (v < 0 || v >= plane)
+    return 0;
+  pos[0] = v / (long long)(d->h * d->w);
+  pos[1] = v / (long long)d->w % (long long)d->h;
+  pos[2] = v % (long long)d->w;
+  return 1;
+}
+
+int model_unpool_indices_valid(const simdpool_desc *d, const model_shape *s,
+                               const void *indices, size_t *bad,
+                               long long *value) {
+  size_t at = 0;
+  if (first_refused(d, s, indices, unpool_position, &at))
+    return 1;
+  if (bad != NULL)
+    *bad = at;
+  if (value != NULL)
+    *value = index_value(d->index_type, indices, at);
+  return 0;
+}
+
+/* Offset in x (strided) of the position the index at offset off of y
+ * names; the index must be valid. */
+static size_t unpool_target(const simdpool_desc *d, const model_shape *s,
+                            const void *indices, size_t off) {
+  size_t n, c, od, oh, ow;
+  long long pos[3] = {0, 0, 0};
+  model_coords(d->layout, d->c, s->out_d, s->out_h, s->out_w, off, &n, &c, &od,
+               &oh, &ow);
+  unpool_position(d, s, indices, off, od, oh, ow, pos);
+  return model_x_at(d,
+                    model_elem(d->layout, d->c, d->d, d->h, d->w, n, c,
+                               (size_t)pos[0], (size_t)pos[1], (size_t)pos[2]));
+}
+
+int model_unpool(const simdpool_desc *d, const model_shape *s, const float *y,
+                 const void *indices, float *x) {
+  size_t total = model_y_count(d, s);
+  size_t xtotal = model_x_count(d);
+  size_t off;
+  const float zero = 0.0f;
+  /* "Every index is checked before anything is written" */
+  if (!model_unpool_indices_valid(d, s, indices, NULL, NULL))
+    return -1;
+  /* "x = +0.0f everywhere" */
+  for (off = 0; off < xtotal; off++)
+    memcpy(&x[model_x_at(d, off)], &zero, sizeof zero);
+  /* "for each element of y in output order, x_plane[index] = y (bits
+   * copied unchanged)": output order is the memory order of dense y. */
+  for (off = 0; off < total; off++)
+    memcpy(&x[unpool_target(d, s, indices, off)], &y[model_y_at(d, off)],
+           sizeof(float));
+  return 0;
+}
+
+int model_unpool_backward(const simdpool_desc *d, const model_shape *s,
+                          const float *dx, const void *indices, float *dy) {
+  size_t total = model_y_count(d, s);
+  size_t off;
+  if (!model_unpool_indices_valid(d, s, indices, NULL, NULL))
+    return -1;
+  /* "dy[o] = dx_plane[index[o]] (bits copied)" */
+  for (off = 0; off < total; off++)
+    memcpy(&dy[model_y_at(d, off)], &dx[unpool_target(d, s, indices, off)],
+           sizeof(float));
   return 0;
 }

@@ -2,8 +2,9 @@
 /* model.h - an independent brute-force reference of simdpool's semantics.
  *
  * Written straight from the rules of docs/semantics.md and DESIGN.md
- * (1D, 2D and 3D pooling, fixed and adaptive windows), sharing no code with
- * the library (it uses only the public types of simdpool.h). It is
+ * (1D, 2D and 3D pooling, fixed and adaptive windows, max unpooling and
+ * its backward), sharing no code with the library (it uses only the
+ * public types of simdpool.h). It is
  * deliberately slow and obvious: one function computes the offset of an
  * element in either layout, every window is scanned tap by tap (kd outer,
  * then kh, kw inner), every sum is a plain f32 accumulation in the
@@ -130,6 +131,33 @@ int model_backward(const simdpool_desc *d, const model_shape *s,
  * bad one in output order of memory). */
 int model_indices_valid(const simdpool_desc *d, const model_shape *s,
                         const void *indices, size_t *bad);
+
+/* Max unpooling (DESIGN.md "Unpooling", PyTorch max_unpool) on a MAX desc
+ * with an index type: x = +0.0f at every element of x (with pixel strides
+ * only the c channels of each pixel; the elements between are not
+ * touched), then for each element of y in output order (n, c, od, oh, ow
+ * channels-first; n, od, oh, ow, c channels-last) x_plane[index] = y, its
+ * bits copied (the last of equal indices wins). An I32/I64 index names the
+ * flat position (id*h + ih)*w + iw of its input plane, any 0 <= v < d*h*w;
+ * a U8 index names a tap of its own window that must be valid (not
+ * padding). Returns 0, or -1 when some index is bad (then x is left
+ * untouched). */
+int model_unpool(const simdpool_desc *d, const model_shape *s, const float *y,
+                 const void *indices, float *x);
+
+/* Its gradient: dy[o] = dx_plane[index[o]], bits copied (dy strided like
+ * y, dx like x). Indices as for model_unpool(); returns 0, or -1 on a bad
+ * index (dy untouched). */
+int model_unpool_backward(const simdpool_desc *d, const model_shape *s,
+                          const float *dx, const void *indices, float *dy);
+
+/* 1 when every index is one unpooling takes (I32/I64: inside its input
+ * plane; U8: a valid tap of its own window), else 0; then *bad (when not
+ * NULL) receives the offset of the first bad one in memory order and
+ * *value (when not NULL) its value as an integer. */
+int model_unpool_indices_valid(const simdpool_desc *d, const model_shape *s,
+                               const void *indices, size_t *bad,
+                               long long *value);
 
 /* The pow of docs/semantics.md#lp-forward (SLEEF u10 purec, scalar). */
 float model_pow(float x, float y);

@@ -3052,6 +3052,523 @@ START_TEST(test_adaptive_2d_divisions) {
 }
 END_TEST
 
+/* ---- 7. Max unpooling ------------------------------------------------- */
+
+/* Unpooling (DESIGN.md "Unpooling", PyTorch max_unpool) by hand: x = +0.0f
+ * everywhere, then for each y in output order x_plane[index] = y, bits
+ * copied, the last of equal indices winning; its backward gathers
+ * dy[o] = dx_plane[index[o]]. I32/I64 indices are flat positions in the
+ * plane ((ih * w + iw) here), U8 ones tap numbers kh_i * kernel_w + kw_i of
+ * their own window. Every expected array below is written out by hand;
+ * special values as bits. Each case runs serially, over a 2-thread
+ * simdpool_threadpool and with parallel_for NULL, as written (NCHW) and as
+ * NHWC with every channel copied T_REPL times (plain data movement). */
+
+/* How a case's call runs: serial, parallel on a pool, parallel_for NULL. */
+enum { UNPOOL_SERIAL, UNPOOL_POOL, UNPOOL_NULL_FOR, UNPOOL_MODES };
+static const char *const kUnpoolModes[UNPOOL_MODES] = {"serial", "pool",
+                                                       "parallel_for NULL"};
+
+static simdpool_status unpool_call(const simdpool_plan *p, int bwd, int mode,
+                                   simdpool_threadpool *tp, const float *src,
+                                   const void *ind, float *dst) {
+  if (mode == UNPOOL_SERIAL)
+    return bwd ? simdpool_unpool_backward(p, src, ind, dst)
+               : simdpool_unpool(p, src, ind, dst);
+  simdpool_parallel_for_fn pf =
+      mode == UNPOOL_POOL ? simdpool_threadpool_parallel_for : NULL;
+  return bwd ? simdpool_unpool_backward_parallel(p, src, ind, dst, pf, tp)
+             : simdpool_unpool_parallel(p, src, ind, dst, pf, tp);
+}
+
+/* The name a call reports in its messages. */
+static const char *unpool_fn_name(int bwd, int mode) {
+  if (mode == UNPOOL_SERIAL)
+    return bwd ? "unpool_backward" : "unpool";
+  return bwd ? "unpool_backward_parallel" : "unpool_parallel";
+}
+
+static void check_bits(const float *got, const uint32_t *want, size_t n,
+                       const char *ctx, const char *what) {
+  for (size_t i = 0; i < n; ++i)
+    if (f2u(got[i]) != want[i])
+      ck_abort_msg("%s: %s[%zu] = 0x%08x (%.9g), expected 0x%08x (%.9g)", ctx,
+                   what, i, (unsigned)f2u(got[i]), (double)got[i],
+                   (unsigned)want[i], (double)u2f(want[i]));
+}
+
+/* A hand-computed unpooling case (NCHW, c = 1). */
+typedef struct unpool_case {
+  const char *name;
+  simdpool_desc d;     /* index_type, layout, c and isa set by the runner */
+  size_t nx, ny;       /* elements of x (and dx), of y (dy, indices) */
+  const float *y;      /* unpooling's input */
+  const int64_t *flat; /* the indices as flat positions (NULL: no I32/I64) */
+  const uint8_t *tap;  /* the same indices as U8 taps (NULL: no U8) */
+  const uint32_t *x;   /* unpooling's output, bits */
+  const float *dx;     /* the backward's input */
+  const uint32_t *dy;  /* the backward's output, bits */
+  int fast_2x2;        /* the SIMD ISAs must name a 2x2/s2 kernel */
+} unpool_case;
+
+/* Copies n elements of esz bytes from src to dst, each channels times
+ * (NHWC with every channel a copy of the one NCHW plane). */
+static void *repeat_channels(const void *src, size_t n, size_t esz,
+                             size_t channels) {
+  unsigned char *dst = xmalloc(n * esz * channels);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < channels; ++k)
+      memcpy(dst + (i * channels + k) * esz,
+             (const unsigned char *)src + i * esz, esz);
+  return dst;
+}
+
+static void run_unpool_case(const unpool_case *uc, simdpool_isa isa,
+                            simdpool_threadpool *tp) {
+  static const simdpool_index_type its[3] = {
+      SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64, SIMDPOOL_INDEX_U8};
+  for (int nhwc = 0; nhwc < 2; nhwc++)
+    for (int k = 0; k < 3; k++) {
+      const simdpool_index_type it = its[k];
+      if (it == SIMDPOOL_INDEX_U8 ? !uc->tap : !uc->flat)
+        continue;
+      const size_t C = nhwc ? T_REPL : 1;
+      simdpool_desc d = uc->d;
+      d.index_type = it;
+      d.isa = isa;
+      d.layout = nhwc ? SIMDPOOL_NHWC : SIMDPOOL_NCHW;
+      d.c = C;
+      char ctx[200];
+      snprintf(ctx, sizeof ctx, "%s [%s, %s, index %s]", uc->name,
+               nhwc ? "NHWC x37" : "NCHW", simdpool_isa_name(isa), it_name(it));
+      simdpool_plan *p = plan_or_die(d, isa);
+      const char *kn = simdpool_plan_kernel_name(p, SIMDPOOL_OP_UNPOOL);
+      const char *kb =
+          simdpool_plan_kernel_name(p, SIMDPOOL_OP_UNPOOL_BACKWARD);
+      ck_assert_msg(kn && kb, "%s: no unpooling kernel name", ctx);
+      if (uc->fast_2x2 && isa != SIMDPOOL_ISA_SCALAR)
+        ck_assert_msg(strstr(kn, "2x2s2") && strstr(kb, "2x2s2"),
+                      "%s: expected the 2x2/s2 kernels, got %s and %s", ctx, kn,
+                      kb);
+      /* The indices in the plan's type, then every tensor widened. */
+      void *ind1 = xmalloc(uc->ny * 8);
+      for (size_t i = 0; i < uc->ny; ++i) {
+        if (it == SIMDPOOL_INDEX_I32)
+          ((int32_t *)ind1)[i] = (int32_t)uc->flat[i];
+        else if (it == SIMDPOOL_INDEX_I64)
+          ((int64_t *)ind1)[i] = uc->flat[i];
+        else
+          ((uint8_t *)ind1)[i] = uc->tap[i];
+      }
+      const size_t isz = it == SIMDPOOL_INDEX_I32   ? 4
+                         : it == SIMDPOOL_INDEX_I64 ? 8
+                                                    : 1;
+      void *ind = repeat_channels(ind1, uc->ny, isz, C);
+      float *y = repeat_channels(uc->y, uc->ny, 4, C);
+      float *dx = repeat_channels(uc->dx, uc->nx, 4, C);
+      uint32_t *want_x = repeat_channels(uc->x, uc->nx, 4, C);
+      uint32_t *want_dy = repeat_channels(uc->dy, uc->ny, 4, C);
+      float *x = xmalloc(uc->nx * C * sizeof *x);
+      float *dy = xmalloc(uc->ny * C * sizeof *dy);
+      for (int mode = 0; mode < UNPOOL_MODES; mode++) {
+        char c2[260];
+        snprintf(c2, sizeof c2, "%s %s", ctx, kUnpoolModes[mode]);
+        fill_sentinel(x, uc->nx * C * sizeof *x);
+        expect_ok(unpool_call(p, 0, mode, tp, y, ind, x), c2, "unpool");
+        check_bits(x, want_x, uc->nx * C, c2, "x");
+        fill_sentinel(dy, uc->ny * C * sizeof *dy);
+        expect_ok(unpool_call(p, 1, mode, tp, dx, ind, dy), c2,
+                  "unpool_backward");
+        check_bits(dy, want_dy, uc->ny * C, c2, "dy");
+      }
+      free(ind1);
+      free(ind);
+      free(y);
+      free(dx);
+      free(want_x);
+      free(want_dy);
+      free(x);
+      free(dy);
+      simdpool_plan_destroy(p);
+    }
+}
+
+/* Equal indices: the later output wins.
+ * (a) 4x4, 2x2/s2, I32/I64 indices {5, 5, 0, 15}: 5 is a tap of window 0
+ *     only (any in-plane position is accepted); outputs 0 and 1 both name
+ *     it, so x[5] = y[1] = -0.0f (not 1.5). y[2], a NaN with payload
+ *     0x7fc12345, lands at 0, and 7 at 15; the rest +0.0f. Backward of dx
+ *     (dx[i] = i + 0.25, dx[0] = -0.0f, dx[5] = the signalling NaN
+ *     0x7f800123): dy = {dx[5], dx[5], dx[0], dx[15]}.
+ * (b) 1D, w = 5, kernel 2 stride 1: windows {0,1} {1,2} {2,3} {3,4}, each
+ *     index a tap of its own window (as forward may write them), flat
+ *     {1, 1, 3, 3} = taps {1, 0, 1, 0}: y = {2, -3, inf, -0.0f} gives
+ *     x = {+0, -3, +0, -0.0f, +0} (-3 after 2 at 1, -0.0f after inf at 3).
+ *     Backward of dx = {10, 11, 12, NaN 0xffc00abc, 14}: dy = {11, 11,
+ *     0xffc00abc, 0xffc00abc}. */
+START_TEST(test_unpool_last_wins) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "unpooling: equal indices", &isa))
+    return;
+  simdpool_threadpool *tp = NULL;
+  ck_assert_int_eq(simdpool_threadpool_create(2, &tp), OK_);
+
+  const float ya[4] = {1.5f, -0.0f, u2f(0x7fc12345u), 7.0f};
+  static const int64_t fa[4] = {5, 5, 0, 15};
+  // clang-format off
+  static const uint32_t xa[16] = {
+      0x7fc12345u, 0, 0, 0,
+      0, 0x80000000u, 0, 0,
+      0, 0, 0, 0,
+      0, 0, 0, 0x40e00000u};
+  // clang-format on
+  float dxa[16];
+  for (int i = 0; i < 16; i++)
+    dxa[i] = (float)i + 0.25f;
+  dxa[0] = -0.0f;
+  dxa[5] = u2f(0x7f800123u);
+  static const uint32_t dya[4] = {0x7f800123u, 0x7f800123u, 0x80000000u,
+                                  0x41740000u /* 15.25 */};
+  const unpool_case a = {"unpool 4x4 2x2/s2, indices {5,5,0,15}",
+                         BMAX,
+                         16,
+                         4,
+                         ya,
+                         fa,
+                         NULL,
+                         xa,
+                         dxa,
+                         dya,
+                         0};
+  run_unpool_case(&a, isa, tp);
+
+  const float yb[4] = {2.0f, -3.0f, INFINITY, -0.0f};
+  static const int64_t fb[4] = {1, 1, 3, 3};
+  static const uint8_t tb[4] = {1, 0, 1, 0};
+  static const uint32_t xb[5] = {0, 0xc0400000u /* -3 */, 0, 0x80000000u, 0};
+  const float dxb[5] = {10.0f, 11.0f, 12.0f, u2f(0xffc00abcu), 14.0f};
+  static const uint32_t dyb[4] = {0x41300000u /* 11 */, 0x41300000u,
+                                  0xffc00abcu, 0xffc00abcu};
+  const unpool_case b = {"unpool 1d w=5 k=2 s=1, indices {1,1,3,3}",
+                         mk(SIMDPOOL_MAX, 1, 1, 1, 5, 1, 2, 1, 1),
+                         5,
+                         4,
+                         yb,
+                         fb,
+                         tb,
+                         xb,
+                         dxb,
+                         dyb,
+                         0};
+  run_unpool_case(&b, isa, tp);
+  simdpool_threadpool_destroy(tp);
+}
+END_TEST
+
+/* U8 decoding beside padding: 4x4, 3x3/s2/pad 1, out 2x2. Window (0,0)
+ * covers rows and columns -1..1, so its taps 0-3 and 6 are padding and tap
+ * 8 = (kh 2, kw 2) is input (1,1) = 5; window (0,1) (rows -1..1, columns
+ * 1..3): tap 8 is (1,3) = 7; window (1,0) (rows 1..3, columns -1..1): tap
+ * 1 = (kh 0, kw 1) is (1,0) = 4; window (1,1) (rows and columns 1..3): tap
+ * 0 is (1,1) = 5 again. U8 {8, 8, 1, 0} = flat {5, 7, 4, 5}: y = {1, 2, 3,
+ * -0.0f} gives x[4] = 3, x[5] = -0.0f (output 3 after output 0), x[7] = 2,
+ * the rest +0.0f. Backward of dx[i] = i + 0.5 with dx[5] = -inf and dx[7]
+ * the subnormal 0x00000007: dy = {-inf, 0x00000007, 4.5, -inf}. */
+START_TEST(test_unpool_u8_padding) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "unpooling: u8 beside padding", &isa))
+    return;
+  simdpool_threadpool *tp = NULL;
+  ck_assert_int_eq(simdpool_threadpool_create(2, &tp), OK_);
+  const float y[4] = {1.0f, 2.0f, 3.0f, -0.0f};
+  static const int64_t flat[4] = {5, 7, 4, 5};
+  static const uint8_t tap[4] = {8, 8, 1, 0};
+  // clang-format off
+  static const uint32_t x[16] = {
+      0, 0, 0, 0,
+      0x40400000u /* 3 */, 0x80000000u, 0, 0x40000000u /* 2 */,
+      0, 0, 0, 0,
+      0, 0, 0, 0};
+  // clang-format on
+  float dx[16];
+  for (int i = 0; i < 16; i++)
+    dx[i] = (float)i + 0.5f;
+  dx[5] = -INFINITY;
+  dx[7] = u2f(0x00000007u);
+  static const uint32_t dy[4] = {0xff800000u, 0x00000007u,
+                                 0x40900000u /* 4.5 */, 0xff800000u};
+  const unpool_case c = {
+      "unpool 4x4 3x3/s2/p1, u8 {8,8,1,0}",
+      with_pads(mk(SIMDPOOL_MAX, 1, 1, 4, 4, 3, 3, 2, 2), 1, 1, 1, 1),
+      16,
+      4,
+      y,
+      flat,
+      tap,
+      x,
+      dx,
+      dy,
+      0};
+  run_unpool_case(&c, isa, tp);
+  simdpool_threadpool_destroy(tp);
+}
+END_TEST
+
+/* The 2x2/s2 fast path on an odd input: 5x5, out 2x2; row 4 and column 4
+ * belong to no window and must be +0.0f like every other untargeted
+ * element. Indices as forward may write them: window 0 (rows 0-1, columns
+ * 0-1) takes (0,0) = 0, tap 0; window 1 (columns 2-3) (0,3) = 3, tap 1;
+ * window 2 (rows 2-3) (2,1) = 11, tap 1; window 3 (3,3) = 18, tap 3. y =
+ * {the signalling NaN 0x7fa00001, -0.0f, the smallest subnormal, -inf}
+ * lands with its bits. Backward of dx[i] = i - 12 with dx[0] = -0.0f and
+ * dx[3] the NaN 0xffc0dead: dy = {-0.0f, 0xffc0dead, -1, 6}. */
+START_TEST(test_unpool_2x2s2_odd) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "unpooling: 2x2/s2 odd input", &isa))
+    return;
+  simdpool_threadpool *tp = NULL;
+  ck_assert_int_eq(simdpool_threadpool_create(2, &tp), OK_);
+  const float y[4] = {u2f(0x7fa00001u), -0.0f, u2f(0x00000001u), -INFINITY};
+  static const int64_t flat[4] = {0, 3, 11, 18};
+  static const uint8_t tap[4] = {0, 1, 1, 3};
+  // clang-format off
+  static const uint32_t x[25] = {
+      0x7fa00001u, 0, 0, 0x80000000u, 0,
+      0, 0, 0, 0, 0,
+      0, 0x00000001u, 0, 0, 0,
+      0, 0, 0, 0xff800000u, 0,
+      0, 0, 0, 0, 0};
+  // clang-format on
+  float dx[25];
+  for (int i = 0; i < 25; i++)
+    dx[i] = (float)(i - 12);
+  dx[0] = -0.0f;
+  dx[3] = u2f(0xffc0deadu);
+  static const uint32_t dy[4] = {0x80000000u, 0xffc0deadu, 0xbf800000u /* -1 */,
+                                 0x40c00000u /* 6 */};
+  const unpool_case c = {"unpool 5x5 2x2/s2 (last row, column uncovered)",
+                         mk(SIMDPOOL_MAX, 1, 1, 5, 5, 2, 2, 2, 2),
+                         25,
+                         4,
+                         y,
+                         flat,
+                         tap,
+                         x,
+                         dx,
+                         dy,
+                         1};
+  run_unpool_case(&c, isa, tp);
+  simdpool_threadpool_destroy(tp);
+}
+END_TEST
+
+/* A rejected unpooling call: INVALID_ARGUMENT with exactly `want` as the
+ * last error, and dst (bytes) unchanged from its copy `before`. */
+static void expect_unpool_rejected(simdpool_status st, const char *want,
+                                   const void *dst, const void *before,
+                                   size_t bytes, const char *what) {
+  if (st != SIMDPOOL_INVALID_ARGUMENT)
+    ck_abort_msg("%s: status %d, expected INVALID_ARGUMENT (\"%s\")", what,
+                 (int)st, want);
+  if (strcmp(simdpool_last_error(), want) != 0)
+    ck_abort_msg("%s: last error \"%s\", expected \"%s\"", what,
+                 simdpool_last_error(), want);
+  if (dst && memcmp(dst, before, bytes) != 0)
+    ck_abort_msg("%s: the rejected call wrote its output", what);
+}
+
+/* Every rejection of the four unpooling entry points, with its message,
+ * on the seed geometry (4x4, 2x2/s2: d*h*w = 16, 4 outputs) and on 4x4
+ * 3x3/s2/pad 1 for U8 (windows as in test_unpool_u8_padding). */
+START_TEST(test_exec_unpool) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "unpooling rejections", &isa))
+    return;
+  simdpool_threadpool *tp = NULL;
+  ck_assert_int_eq(simdpool_threadpool_create(2, &tp), OK_);
+  simdpool_desc d32 = BMAX, d64 = BMAX;
+  d32.index_type = SIMDPOOL_INDEX_I32;
+  d64.index_type = SIMDPOOL_INDEX_I64;
+  simdpool_desc du8 =
+      with_pads(mk(SIMDPOOL_MAX, 1, 1, 4, 4, 3, 3, 2, 2), 1, 1, 1, 1);
+  du8.index_type = SIMDPOOL_INDEX_U8;
+  simdpool_plan *pavg = plan_or_die(BAVG, isa), *plp = plan_or_die(BLP, isa);
+  simdpool_plan *pnone = plan_or_die(BMAX, isa);
+  simdpool_plan *p32 = plan_or_die(d32, isa), *p64 = plan_or_die(d64, isa);
+  simdpool_plan *pu8 = plan_or_die(du8, isa);
+  simdpool_desc du8f = BMAX; /* U8 on the 2x2/s2 kernels */
+  du8f.index_type = SIMDPOOL_INDEX_U8;
+  simdpool_plan *pu8f = plan_or_die(du8f, isa);
+  static const float src[16] = {1, 2,  3,  4,  5,  6,  7,  8,
+                                9, 10, 11, 12, 13, 14, 15, 16};
+  static const int32_t good32[4] = {5, 3, 8, 10};
+  static const int32_t neg32[4] = {5, -1, 8, 10};
+  static const int32_t past32[4] = {5, 3, 8, 16};
+  static const int64_t past64[4] = {5, 3, 16, 10};
+  const int64_t high64[4] = {5, 3, 8, ((int64_t)1 << 32) + 10};
+  static const int64_t neg64[4] = {-7, 3, 8, 10};
+  static const uint8_t pad8[4] = {0, 8, 1, 0};  /* (-1,-1): padding */
+  static const uint8_t pad8b[4] = {8, 0, 1, 0}; /* (-1,1): padding */
+  static const uint8_t big8[4] = {8, 8, 9, 0};  /* tap 9 of 9 */
+  static const uint8_t max8[4] = {8, 8, 1, 255};
+  static const uint8_t four8[4] = {3, 1, 0, 4}; /* tap 4 of a 2x2 window */
+  float dst[16], before[16];
+  char want[300];
+
+  for (int bwd = 0; bwd < 2; bwd++)
+    for (int mode = 0; mode < UNPOOL_MODES; mode++) {
+      const char *fn = unpool_fn_name(bwd, mode);
+      /* unpool writes x (16 floats), its backward dy (4). */
+      const size_t n = bwd ? 4 : 16;
+      const char *src_name = bwd ? "dx" : "y", *dst_name = bwd ? "dy" : "x";
+      char what[400];
+#define UNPOOL_REJECT(PLAN, SRC, IND, DST, ...)                                \
+  do {                                                                         \
+    snprintf(want, sizeof want, __VA_ARGS__);                                  \
+    snprintf(what, sizeof what, "%s (%s, %s)", want, kUnpoolModes[mode],       \
+             simdpool_isa_name(isa));                                          \
+    fill_sentinel(dst, sizeof dst);                                            \
+    memcpy(before, dst, sizeof dst);                                           \
+    expect_unpool_rejected(                                                    \
+        unpool_call((PLAN), bwd, mode, tp, (SRC), (IND), (DST)), want, dst,    \
+        before, n * sizeof(float), what);                                      \
+  } while (0)
+      const char *const needs = "unpooling needs a MAX plan with an index "
+                                "type (I32, I64 or U8); this plan has";
+      UNPOOL_REJECT(pavg, src, good32, dst,
+                    "%s: %s method=AVG, index_type=NONE", fn, needs);
+      UNPOOL_REJECT(plp, src, good32, dst, "%s: %s method=LP, index_type=NONE",
+                    fn, needs);
+      UNPOOL_REJECT(pnone, src, good32, dst,
+                    "%s: %s method=MAX, index_type=NONE", fn, needs);
+      UNPOOL_REJECT(p32, src, neg32, dst,
+                    "%s: indices[1] = -1 is outside its input plane (0 <= "
+                    "index < d*h*w = 16)",
+                    fn);
+      UNPOOL_REJECT(p32, src, past32, dst,
+                    "%s: indices[3] = 16 is outside its input plane (0 <= "
+                    "index < d*h*w = 16)",
+                    fn);
+      UNPOOL_REJECT(p64, src, past64, dst,
+                    "%s: indices[2] = 16 is outside its input plane (0 <= "
+                    "index < d*h*w = 16)",
+                    fn);
+      UNPOOL_REJECT(p64, src, high64, dst,
+                    "%s: indices[3] = 4294967306 is outside its input plane "
+                    "(0 <= index < d*h*w = 16)",
+                    fn);
+      UNPOOL_REJECT(p64, src, neg64, dst,
+                    "%s: indices[0] = -7 is outside its input plane (0 <= "
+                    "index < d*h*w = 16)",
+                    fn);
+      UNPOOL_REJECT(pu8, src, pad8, dst,
+                    "%s: indices[0] = 0 names no valid tap of its window", fn);
+      UNPOOL_REJECT(pu8, src, pad8b, dst,
+                    "%s: indices[1] = 0 names no valid tap of its window", fn);
+      UNPOOL_REJECT(pu8, src, big8, dst,
+                    "%s: indices[2] = 9 names no valid tap of its window", fn);
+      UNPOOL_REJECT(pu8, src, max8, dst,
+                    "%s: indices[3] = 255 names no valid tap of its window",
+                    fn);
+      UNPOOL_REJECT(pu8f, src, four8, dst,
+                    "%s: indices[3] = 4 names no valid tap of its window", fn);
+      UNPOOL_REJECT(NULL, src, good32, dst, "%s: plan is NULL", fn);
+      UNPOOL_REJECT(p32, NULL, good32, dst, "%s: %s is NULL", fn, src_name);
+      UNPOOL_REJECT(p32, src, NULL, dst, "%s: indices is NULL", fn);
+      UNPOOL_REJECT(p32, src, good32, NULL, "%s: %s is NULL", fn, dst_name);
+#undef UNPOOL_REJECT
+
+      /* The output sharing bytes with the input (unpool: x's 16 floats
+       * over y's 4 at buf + 2; backward: dy's 4 inside dx's 16) or with the
+       * indices (stored in the output's last bytes). */
+      float buf[24], snap[24];
+      for (int i = 0; i < 24; i++)
+        buf[i] = (float)(i % 4); /* never a bad index when read as I32 */
+      memcpy(snap, buf, sizeof buf);
+      snprintf(want, sizeof want,
+               "%s: %s overlaps %s (the call reads and writes distinct "
+               "buffers)",
+               fn, dst_name, src_name);
+      expect_unpool_rejected(
+          bwd ? unpool_call(p32, 1, mode, tp, buf, good32, buf + 10)
+              : unpool_call(p32, 0, mode, tp, buf, good32, buf + 2),
+          want, buf, snap, sizeof buf, want);
+      int32_t *in_dst = (int32_t *)(void *)(buf + (bwd ? 2 : 14));
+      memcpy(in_dst, good32, sizeof good32);
+      memcpy(snap, buf, sizeof buf);
+      snprintf(want, sizeof want,
+               "%s: %s overlaps indices (the call reads and writes distinct "
+               "buffers)",
+               fn, dst_name);
+      expect_unpool_rejected(unpool_call(p32, bwd, mode, tp, src, in_dst, buf),
+                             want, buf, snap, sizeof buf, want);
+
+      /* The same plans take good indices. */
+      fill_sentinel(dst, sizeof dst);
+      expect_ok(unpool_call(p32, bwd, mode, tp, src, good32, dst), fn, fn);
+      ck_assert(f2u(dst[bwd ? 0 : 5]) == f2u(bwd ? 6.0f : 1.0f));
+      ck_assert(f2u(dst[bwd ? 3 : 10]) == f2u(bwd ? 11.0f : 4.0f));
+    }
+  simdpool_plan_destroy(pavg);
+  simdpool_plan_destroy(plp);
+  simdpool_plan_destroy(pnone);
+  simdpool_plan_destroy(p32);
+  simdpool_plan_destroy(p64);
+  simdpool_plan_destroy(pu8);
+  simdpool_plan_destroy(pu8f);
+  simdpool_threadpool_destroy(tp);
+}
+END_TEST
+
+/* simdpool_plan_kernel_name() for the unpooling ops: a kernel of the
+ * plan's ISA on MAX plans with an index type (2x2/s2 on the SIMD ISAs for
+ * the seed geometry), NULL on plans without one. */
+START_TEST(test_unpool_kernel_name) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "unpooling kernel names", &isa))
+    return;
+  static const simdpool_op ops[2] = {SIMDPOOL_OP_UNPOOL,
+                                     SIMDPOOL_OP_UNPOOL_BACKWARD};
+  static const simdpool_index_type its[3] = {
+      SIMDPOOL_INDEX_I32, SIMDPOOL_INDEX_I64, SIMDPOOL_INDEX_U8};
+  for (int shape = 0; shape < 2; shape++)
+    for (int k = 0; k < 3; k++) {
+      /* shape 0: 2x2/s2; 1: 3x3/s1 with padding on one side, 1D. */
+      simdpool_desc d =
+          shape
+              ? with_pads(mk(SIMDPOOL_MAX, 2, 3, 1, 9, 1, 3, 1, 1), 0, 1, 0, 0)
+              : BMAX;
+      d.index_type = its[k];
+      simdpool_plan *p = plan_or_die(d, isa);
+      for (int o = 0; o < 2; o++) {
+        const char *kn = simdpool_plan_kernel_name(p, ops[o]);
+        ck_assert_msg(kn != NULL, "%s %s plan (%s): no kernel for op %d",
+                      it_name(its[k]), shape ? "1d" : "2x2/s2",
+                      simdpool_isa_name(isa), (int)ops[o]);
+        ck_assert_msg(
+            strstr(kn, "unpool") && strstr(kn, simdpool_isa_name(isa)),
+            "op %d of a %s plan: %s", (int)ops[o], simdpool_isa_name(isa), kn);
+        ck_assert_msg(!o == !strstr(kn, "bwd"), "op %d: %s", (int)ops[o], kn);
+        if (!shape && isa != SIMDPOOL_ISA_SCALAR)
+          ck_assert_msg(strstr(kn, "2x2s2"), "2x2/s2 %s plan: %s",
+                        simdpool_isa_name(isa), kn);
+      }
+      ck_assert_ptr_null(simdpool_plan_kernel_name(p, (simdpool_op)5));
+      simdpool_plan_destroy(p);
+    }
+  const simdpool_desc none[3] = {BMAX, BAVG, BLP};
+  for (int k = 0; k < 3; k++) {
+    simdpool_plan *p = plan_or_die(none[k], isa);
+    ck_assert_ptr_nonnull(simdpool_plan_kernel_name(p, SIMDPOOL_OP_FORWARD));
+    ck_assert_ptr_null(simdpool_plan_kernel_name(p, SIMDPOOL_OP_UNPOOL));
+    ck_assert_ptr_null(
+        simdpool_plan_kernel_name(p, SIMDPOOL_OP_UNPOOL_BACKWARD));
+    simdpool_plan_destroy(p);
+  }
+  ck_assert_ptr_null(simdpool_plan_kernel_name(NULL, SIMDPOOL_OP_UNPOOL));
+}
+END_TEST
+
 /* ---- driver ----------------------------------------------------------- */
 
 static TCase *tcase(const char *name) {
@@ -3114,6 +3631,14 @@ static Suite *cases_suite(void) {
   tcase_add_loop_test(tc, test_plan_kernel_name, 0, N_ISAS);
   tcase_add_test(tc, test_plan_tensor_bytes);
   tcase_add_test(tc, test_last_error);
+  suite_add_tcase(s, tc);
+
+  tc = tcase("7 unpooling");
+  tcase_add_loop_test(tc, test_unpool_last_wins, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_unpool_u8_padding, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_unpool_2x2s2_odd, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_exec_unpool, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_unpool_kernel_name, 0, N_ISAS);
   suite_add_tcase(s, tc);
   return s;
 }

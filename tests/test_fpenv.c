@@ -81,14 +81,29 @@ static void run_call(const simdpool_plan *p, sp_op op, call_kind k,
                      env_pool *pool, const char *what) {
   simdpool_status st = SIMDPOOL_OK;
   const int has_idx = p->geom.index_type != SIMDPOOL_INDEX_NONE;
-  if (op != SP_OP_BWD_IDX)
+  const int unpool = op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD;
+  if (op != SP_OP_BWD_IDX && !unpool)
     idx_in = NULL;
   const sp_io io = {t->x, t->y,
                     op == SP_OP_FWD ? (has_idx ? t->idx : NULL)
                                     : (void *)(uintptr_t)idx_in,
                     t->dy, t->dx};
   tenv_write(env);
-  switch (k) {
+  switch (unpool ? (int)k + 100 * (int)op : (int)k) {
+  case CALL_SERIAL + 100 * SP_OP_UNPOOL: /* y from dy, x into dx */
+    st = simdpool_unpool(p, t->dy, idx_in, t->dx);
+    break;
+  case CALL_PARALLEL + 100 * SP_OP_UNPOOL:
+    st = simdpool_unpool_parallel(p, t->dy, idx_in, t->dx, env_parallel_for,
+                                  pool);
+    break;
+  case CALL_SERIAL + 100 * SP_OP_UNPOOL_BWD: /* dx from x, dy into y */
+    st = simdpool_unpool_backward(p, t->x, idx_in, t->y);
+    break;
+  case CALL_PARALLEL + 100 * SP_OP_UNPOOL_BWD:
+    st = simdpool_unpool_backward_parallel(p, t->x, idx_in, t->y,
+                                           env_parallel_for, pool);
+    break;
   case CALL_SERIAL:
     st = op == SP_OP_FWD
              ? simdpool_forward(p, t->x, t->y, io.indices)
@@ -153,40 +168,53 @@ static long check_plan(const simdpool_plan *p, const simdpool_plan *ps,
   ref.dx = malloc(t.nx * sizeof(float));
   ref.idx = malloc(t.ny * t.isz);
   float *ref_dx_idx = malloc(t.nx * sizeof(float));
-  ck_assert(ref.y && ref.dx && ref.idx && ref_dx_idx);
+  float *ref_xu = malloc(t.nx * sizeof(float)); /* unpooled */
+  float *ref_yu = malloc(t.ny * sizeof(float)); /* unpooling's backward */
+  ck_assert(ref.y && ref.dx && ref.idx && ref_dx_idx && ref_xu && ref_yu);
   const int has_idx = it != SIMDPOOL_INDEX_NONE;
   /* References: the scalar plan, default environment, serial. */
   tenv_write(tenv_default());
   ck_assert(simdpool_forward(ps, t.x, ref.y, has_idx ? ref.idx : NULL) ==
             SIMDPOOL_OK);
   ck_assert(simdpool_backward(ps, t.dy, NULL, t.x, ref.dx) == SIMDPOOL_OK);
-  if (has_idx)
+  if (has_idx) {
     ck_assert(simdpool_backward(ps, t.dy, ref.idx, NULL, ref_dx_idx) ==
               SIMDPOOL_OK);
+    ck_assert(simdpool_unpool(ps, t.dy, ref.idx, ref_xu) == SIMDPOOL_OK);
+    ck_assert(simdpool_unpool_backward(ps, t.x, ref.idx, ref_yu) ==
+              SIMDPOOL_OK);
+  }
 
   long checks = 0;
   char what[512];
-  const sp_op ops[] = {SP_OP_FWD, SP_OP_BWD, SP_OP_BWD_IDX};
+  const sp_op ops[] = {SP_OP_FWD, SP_OP_BWD, SP_OP_BWD_IDX, SP_OP_UNPOOL,
+                       SP_OP_UNPOOL_BWD};
+  static const char *const op_text[] = {"forward", "backward",
+                                        "backward from indices", "unpooling",
+                                        "unpooling's backward"};
   for (int c = 0; c < N_CODES; c++) {
     const tenv env = tenv_decode(caller_codes[c]);
     for (int k = 0; k < CALL_COUNT; k++) {
-      for (int o = 0; o < 3; o++) {
+      for (int o = 0; o < 5; o++) {
         const sp_op op = ops[o];
-        if (op == SP_OP_BWD_IDX && !has_idx)
+        if (op != SP_OP_FWD && op != SP_OP_BWD && !has_idx)
           continue;
         snprintf(what, sizeof what,
                  "%s %s %s under caller code %u (worker code %u); seed "
                  "%" PRIu64 "; %s",
                  simdpool_isa_name(simdpool_plan_isa(p)), call_names[k],
-                 op == SP_OP_FWD   ? "forward"
-                 : op == SP_OP_BWD ? "backward"
-                                   : "backward from indices",
-                 caller_codes[c], WORKER_CODE, seed, desc_text);
+                 op_text[o], caller_codes[c], WORKER_CODE, seed, desc_text);
         memset(t.y, 0xA5, t.ny * sizeof(float));
         memset(t.dx, 0xA5, t.nx * sizeof(float));
         memset(t.idx, 0xA5, t.ny * t.isz);
         run_call(p, op, (call_kind)k, &t, ref.idx, env, pool, what);
-        if (op == SP_OP_FWD) {
+        if (op == SP_OP_UNPOOL) {
+          ck_assert_msg(!memcmp(t.dx, ref_xu, t.nx * sizeof(float)),
+                        "%s: x differs from the scalar reference", what);
+        } else if (op == SP_OP_UNPOOL_BWD) {
+          ck_assert_msg(!memcmp(t.y, ref_yu, t.ny * sizeof(float)),
+                        "%s: dy differs from the scalar reference", what);
+        } else if (op == SP_OP_FWD) {
           ck_assert_msg(!memcmp(t.y, ref.y, t.ny * sizeof(float)),
                         "%s: y differs from the scalar reference", what);
           ck_assert_msg(!has_idx || !memcmp(t.idx, ref.idx, t.ny * t.isz),
@@ -204,6 +232,8 @@ static long check_plan(const simdpool_plan *p, const simdpool_plan *ps,
   free(ref.dx);
   free(ref.idx);
   free(ref_dx_idx);
+  free(ref_xu);
+  free(ref_yu);
   release(&t);
   return checks;
 }

@@ -32,7 +32,8 @@
 
 /* ------------------------------------------------------------ names */
 
-static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx"};
+static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx",
+                                                  "unpool", "unpool_bwd"};
 static const char *const method_names[] = {"max", "avg", "lp"};
 static const char *const shape_names[SP_SHAPE_COUNT] = {
     "general", "2x2s2", "3x3s2p1", "3x3s1", "global", "nd"};
@@ -416,10 +417,16 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
   /* References on ordinary memory. */
   const sp_kernel_entry *ref = reference_for(g->method, g->layout, e->op, it);
   ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
-  float *want = scratch_get(&sy, (e->op == SP_OP_FWD ? ny : nx) * sizeof *want);
+  /* Unpooling's backward writes an output-shaped tensor (from x, as dx),
+   * unpooling an input-shaped one (from dy, as y), like backward. */
+  const int to_y = e->op == SP_OP_FWD || e->op == SP_OP_UNPOOL_BWD;
+  const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
+                        e->op == SP_OP_UNPOOL_BWD;
+  float *want = scratch_get(&sy, (to_y ? ny : nx) * sizeof *want);
   void *want_idx = scratch_get(&sidx, isz ? ny * isz : 1);
-  if (e->op == SP_OP_BWD_IDX) {
-    /* Backward from indices reads the winners of the scalar forward. */
+  if (reads_idx) {
+    /* Backward from indices and unpooling read the winners of the scalar
+     * forward. */
     const sp_kernel_entry *rf =
         reference_for(SIMDPOOL_MAX, g->layout, SP_OP_FWD, it);
     ck_assert_ptr_nonnull(rf);
@@ -427,16 +434,19 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
     const sp_io io = {x, ytmp, want_idx, NULL, NULL};
     rf->fn(g, &io);
   }
-  const int reads_x =
-      e->op == SP_OP_FWD || (e->op == SP_OP_BWD && g->method != SIMDPOOL_AVG);
+  const int reads_x = e->op == SP_OP_FWD || e->op == SP_OP_UNPOOL_BWD ||
+                      (e->op == SP_OP_BWD && g->method != SIMDPOOL_AVG);
   sp_io rio = {reads_x ? x : NULL, NULL, NULL, NULL, NULL};
   if (e->op == SP_OP_FWD) {
     rio.y = want;
     rio.indices = isz ? want_idx : NULL;
+  } else if (to_y) {
+    rio.y = want;
+    rio.indices = want_idx;
   } else {
     rio.dy = dy;
     rio.dx = want;
-    rio.indices = e->op == SP_OP_BWD_IDX ? want_idx : NULL;
+    rio.indices = reads_idx ? want_idx : NULL;
   }
   ref->fn(g, &rio);
 
@@ -447,31 +457,30 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
       memcpy(gx, x, nx * sizeof *x);
       io.x = gx;
     }
-    if (e->op == SP_OP_FWD) {
+    if (to_y) {
       io.y = place(s, B_Y, ny, sizeof(float));
       memset(io.y, 0xff, ny * sizeof(float));
-      if (isz) {
-        io.indices = place(s, B_IDX, ny, isz);
-        memset(io.indices, 0xee, ny * isz);
-      }
     } else {
       float *gdy = place(s, B_DY, ny, sizeof *gdy);
       memcpy(gdy, dy, ny * sizeof *dy);
       io.dy = gdy;
       io.dx = place(s, B_DX, nx, sizeof(float));
       memset(io.dx, 0xff, nx * sizeof(float));
-      if (e->op == SP_OP_BWD_IDX) {
-        io.indices = place(s, B_IDX, ny, isz);
-        memcpy(io.indices, want_idx, ny * isz);
-      }
+    }
+    if (e->op == SP_OP_FWD && isz) {
+      io.indices = place(s, B_IDX, ny, isz);
+      memset(io.indices, 0xee, ny * isz);
+    } else if (reads_idx) {
+      io.indices = place(s, B_IDX, ny, isz);
+      memcpy(io.indices, want_idx, ny * isz);
     }
     crash_ctx.side = s;
     e->fn(g, &io);
     crash_ctx.side = -1;
     check_slack(s, e->name);
-    if (e->op == SP_OP_FWD) {
+    if (to_y) {
       expect_same_floats(e->name, "y", want, io.y, ny, s);
-      if (isz)
+      if (e->op == SP_OP_FWD && isz)
         expect_same_bytes(e->name, "indices", want_idx, io.indices, ny * isz,
                           s);
     } else {

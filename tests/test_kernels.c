@@ -58,7 +58,8 @@ static int guards_intact(const buf *b) {
 
 static const char *const shape_names[SP_SHAPE_COUNT] = {
     "general", "2x2s2", "3x3s2p1", "3x3s1", "global", "nd"};
-static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx"};
+static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx",
+                                                  "unpool", "unpool_bwd"};
 static const char *const method_names[] = {"max", "avg", "lp"};
 
 /* The scalar GENERAL kernel that defines the bits of e's op. */
@@ -199,6 +200,13 @@ static void run_strided(const sp_kernel_entry *e, const sp_geom *dense,
     }
     free(sy.mem);
     free(si.mem);
+  } else if (e->op == SP_OP_UNPOOL_BWD) {
+    buf sy = strided_out(yp, c, ys);
+    io.y = (float *)sy.data;
+    io.indices = (void *)(uintptr_t)bwd_idx;
+    e->fn(&g, &io);
+    check_strided(label, want, &sy, yp, c, ys, geom);
+    free(sy.mem);
   } else {
     buf sdx = strided_out(xp, c, xs);
     io.dx = (float *)sdx.data;
@@ -258,13 +266,19 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
         call_env ? rnd_value_subnormal() : rnd_value(nasty / 2);
 
   const int fwd = e->op == SP_OP_FWD;
-  const size_t out_count = fwd ? ny : nx;
+  /* Unpooling's backward writes an output-shaped tensor, like forward;
+   * backward and unpooling an input-shaped one. */
+  const int to_y = fwd || e->op == SP_OP_UNPOOL_BWD;
+  const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
+                        e->op == SP_OP_UNPOOL_BWD;
+  const size_t out_count = to_y ? ny : nx;
   buf want = buf_new(out_count, 4), got = buf_new(out_count, 4);
   buf want_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
   buf got_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
 
-  if (e->op == SP_OP_BWD_IDX) {
-    /* Backward from indices reads the winners of the reference forward. */
+  if (reads_idx) {
+    /* Backward from indices and unpooling read the winners of the
+     * reference forward. */
     const sp_kernel_entry *rf = NULL;
     for (size_t i = 0; i < sp_registry_size && !rf; i++) {
       const sp_kernel_entry *r = &sp_registry[i];
@@ -281,6 +295,24 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
     io.y = ytmp;
     rf->fn(&g, &io);
     free(ytmp);
+    /* Unpooling kernels that take any in-plane index (GENERAL, ND) get,
+     * half the time, random flat positions drawn from a few, so that
+     * equal indices (the last wins) and indices outside their windows
+     * occur. */
+    if (e->op != SP_OP_BWD_IDX && it != SIMDPOOL_INDEX_U8 &&
+        (e->shape == SP_SHAPE_GENERAL || e->shape == SP_SHAPE_ND) &&
+        rnd() % 2) {
+      const size_t plane = sp_in_plane(&g);
+      const size_t few = rnd() % 2 ? rnd_range(1, 4) : plane;
+      const size_t lo = rnd_range(0, plane - (few < plane ? few : plane));
+      for (size_t i = 0; i < ny; i++) {
+        const size_t v = lo + rnd() % (few < plane ? few : plane);
+        if (it == SIMDPOOL_INDEX_I32)
+          ((int32_t *)want_idx.data)[i] = (int32_t)v;
+        else
+          ((int64_t *)want_idx.data)[i] = (int64_t)v;
+      }
+    }
   }
 
   sp_io io_ref = {(const float *)x.data, NULL, NULL, (const float *)dy.data,
@@ -291,11 +323,14 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
     io_got.y = (float *)got.data;
     io_ref.indices = it ? want_idx.data : NULL;
     io_got.indices = it ? got_idx.data : NULL;
+  } else if (to_y) { /* unpooling's backward: x as dx */
+    io_ref.y = (float *)want.data;
+    io_got.y = (float *)got.data;
+    io_ref.indices = io_got.indices = want_idx.data;
   } else {
     io_ref.dx = (float *)want.data;
     io_got.dx = (float *)got.data;
-    io_ref.indices = io_got.indices =
-        e->op == SP_OP_BWD_IDX ? want_idx.data : NULL;
+    io_ref.indices = io_got.indices = reads_idx ? want_idx.data : NULL;
   }
   ref->fn(&g, &io_ref);
   if (call_env) {
@@ -395,9 +430,8 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
     const size_t xs = g.c + (rnd() % 3 ? rnd_range(1, 9) : 0);
     const size_t ys = g.c + (xs == g.c || rnd() % 3 ? rnd_range(1, 9) : 0);
     run_strided(e, &g, xs, ys, (const float *)x.data, (const float *)dy.data,
-                e->op == SP_OP_BWD_IDX ? want_idx.data : NULL,
-                (const float *)want.data, want_idx.data,
-                fwd && it ? sp_index_size(it) : 0, geom);
+                reads_idx ? want_idx.data : NULL, (const float *)want.data,
+                want_idx.data, fwd && it ? sp_index_size(it) : 0, geom);
     strided_runs++;
   }
   free(x.mem);
@@ -739,8 +773,9 @@ START_TEST(registry_is_complete) {
           for (int it = 0; it <= SIMDPOOL_INDEX_U8; it++) {
             if (op == SP_OP_BWD && it != SIMDPOOL_INDEX_NONE)
               continue;
-            if ((m != SIMDPOOL_MAX && (it || op == SP_OP_BWD_IDX)) ||
-                (op == SP_OP_BWD_IDX && !it))
+            const int idx_op = op == SP_OP_BWD_IDX || op == SP_OP_UNPOOL ||
+                               op == SP_OP_UNPOOL_BWD;
+            if ((m != SIMDPOOL_MAX && (it || idx_op)) || (idx_op && !it))
               continue;
             int found = 0;
             for (size_t i = 0; i < sp_registry_size; i++) {

@@ -2,7 +2,9 @@
 /* test_model.c - random sweep of simdpool against the independent model.
  *
  * For every operation (MAX forward with each index type, MAX backward from
- * each index type and recomputed from x, AVG and LP forward and backward),
+ * each index type and recomputed from x, AVG and LP forward and backward,
+ * max unpooling and its backward from each index type, serial and
+ * parallel),
  * every layout, every rank (1D, 2D, 3D; and adaptive windows in 1D, 2D and
  * 3D for MAX and AVG) and every ISA the build and CPU support, draws random
  * configurations and inputs, predicts with model.c what the library must do,
@@ -15,6 +17,18 @@
  *
  * Plans with a depth or adaptive windows (d > 1, kernel_d > 1 or
  * adaptive = 1) run on every ISA like the others.
+ *
+ * Unpooling (unpool_* and unpool_bwd_*; U8 not adaptive) takes indices as
+ * the model's forward writes them, random valid taps of each output's own
+ * window (both the 2x2/s2 kernels' input), or (I32/I64) random positions
+ * anywhere in the plane with many equal ones; y and dx carry NaNs with
+ * payloads, signed zeros, subnormals and infinities. Each configuration
+ * runs serially against the model and in parallel (a 2-thread
+ * simdpool_threadpool, or parallel_for NULL) against the serial call, and
+ * again with one index altered: the model's output, or the rejection with
+ * its exact message and nothing written. The sweep's tensors are one
+ * parallel chunk each, so unpool_large_{nchw,nhwc} add configurations of
+ * 0.6-2.4 MB that the parallel calls cut into several tasks.
  *
  * Environment:
  *   SIMDPOOL_TEST_SEED   base seed (decimal or 0x hex); default: from time
@@ -137,16 +151,35 @@ typedef enum {
   OP_AVG_BWD,
   OP_LP_FWD,
   OP_LP_BWD,
+  /* Max unpooling and its backward (simdpool_unpool*), serial and
+   * parallel; appended, so the older ops keep their random streams. */
+  OP_UNPOOL_I32,
+  OP_UNPOOL_I64,
+  OP_UNPOOL_U8,
+  OP_UNPOOL_BWD_I32,
+  OP_UNPOOL_BWD_I64,
+  OP_UNPOOL_BWD_U8,
   OP_COUNT
 } op_kind;
 
 static const char *const g_op_names[OP_COUNT] = {
-    "max_fwd_none", "max_fwd_i32", "max_fwd_i64", "max_fwd_u8",
-    "max_bwd_i32",  "max_bwd_i64", "max_bwd_u8",  "max_bwd_x",
-    "avg_fwd",      "avg_bwd",     "lp_fwd",      "lp_bwd"};
+    "max_fwd_none",   "max_fwd_i32",  "max_fwd_i64", "max_fwd_u8",
+    "max_bwd_i32",    "max_bwd_i64",  "max_bwd_u8",  "max_bwd_x",
+    "avg_fwd",        "avg_bwd",      "lp_fwd",      "lp_bwd",
+    "unpool_i32",     "unpool_i64",   "unpool_u8",   "unpool_bwd_i32",
+    "unpool_bwd_i64", "unpool_bwd_u8"};
+
+static int op_is_unpool(op_kind op) {
+  return op >= OP_UNPOOL_I32 && op <= OP_UNPOOL_BWD_U8;
+}
+
+/* Unpooling's backward (simdpool_unpool_backward*). */
+static int op_is_unpool_bwd(op_kind op) {
+  return op >= OP_UNPOOL_BWD_I32 && op <= OP_UNPOOL_BWD_U8;
+}
 
 static simdpool_method op_method(op_kind op) {
-  if (op <= OP_MAX_BWD_X)
+  if (op <= OP_MAX_BWD_X || op_is_unpool(op))
     return SIMDPOOL_MAX;
   if (op <= OP_AVG_BWD)
     return SIMDPOOL_AVG;
@@ -182,19 +215,25 @@ static int rank_has_op(rank_kind rk, op_kind op) {
   if (!rank_is_adaptive(rk))
     return 1;
   return op != OP_LP_FWD && op != OP_LP_BWD && op != OP_MAX_FWD_U8 &&
-         op != OP_MAX_BWD_U8;
+         op != OP_MAX_BWD_U8 && op != OP_UNPOOL_U8 && op != OP_UNPOOL_BWD_U8;
 }
 
 static simdpool_index_type op_index_type(op_kind op) {
   switch (op) {
   case OP_MAX_FWD_I32:
   case OP_MAX_BWD_I32:
+  case OP_UNPOOL_I32:
+  case OP_UNPOOL_BWD_I32:
     return SIMDPOOL_INDEX_I32;
   case OP_MAX_FWD_I64:
   case OP_MAX_BWD_I64:
+  case OP_UNPOOL_I64:
+  case OP_UNPOOL_BWD_I64:
     return SIMDPOOL_INDEX_I64;
   case OP_MAX_FWD_U8:
   case OP_MAX_BWD_U8:
+  case OP_UNPOOL_U8:
+  case OP_UNPOOL_BWD_U8:
     return SIMDPOOL_INDEX_U8;
   default:
     return SIMDPOOL_INDEX_NONE;
@@ -285,7 +324,21 @@ typedef struct config {
   int pass_x;        /* backward: whether x is passed */
   size_t misalign_x; /* elements of misalignment of the buffers */
   size_t misalign_y;
+  int idx_source; /* unpooling: where its indices come from (IDX_*) */
+  int par_null;   /* unpooling: the parallel call passes parallel_for NULL */
+  int fast_2x2;   /* unpooling: the AUTO plan's kernel is a 2x2/s2 one */
 } config;
+
+/* Where the indices of an unpooling configuration come from. */
+enum {
+  IDX_FORWARD, /* as the model's MAX forward writes them (fast paths) */
+  IDX_TAPS,    /* a random valid tap of each output's own window */
+  IDX_PLANE,   /* random positions in the plane, many equal (I32/I64) */
+  IDX_SOURCES
+};
+
+static const char *const g_idx_source_names[IDX_SOURCES] = {
+    "forward", "window taps", "in-plane with duplicates"};
 
 static void describe(const config *cf, char *buf, size_t size) {
   const simdpool_desc *d = &cf->d;
@@ -306,7 +359,7 @@ static void describe(const config *cf, char *buf, size_t size) {
            " resolved pads(f,t,l,bk,b,r)=(%zu,%zu,%zu,%zu,%zu,%zu)"
            " reasons=0x%x\n"
            "  values=%s nasty=%.2f nonnegative=%d dy_nasty=%.2f pass_x=%d"
-           " misalign(x,y)=(%zu,%zu)\n",
+           " misalign(x,y)=(%zu,%zu)%s%s%s\n",
            g_seed, cf->plan_only ? "shape_rules" : g_op_names[cf->op],
            g_rank_names[cf->rank], simdpool_isa_name(cf->isa), cf->iteration,
            cf->iter_seed, method_name(d->method), layout_name(d->layout), d->n,
@@ -322,7 +375,10 @@ static void describe(const config *cf, char *buf, size_t size) {
            cf->ms.out_w, cf->ms.pad_front, cf->ms.pad_top, cf->ms.pad_left,
            cf->ms.pad_back, cf->ms.pad_bottom, cf->ms.pad_right, cf->ms.reasons,
            g_value_names[cf->values], cf->nasty, cf->nonnegative, cf->dy_nasty,
-           cf->pass_x, cf->misalign_x, cf->misalign_y);
+           cf->pass_x, cf->misalign_x, cf->misalign_y,
+           op_is_unpool(cf->op) ? " indices: " : "",
+           op_is_unpool(cf->op) ? g_idx_source_names[cf->idx_source] : "",
+           op_is_unpool(cf->op) && cf->par_null ? " (parallel_for NULL)" : "");
 }
 
 /* While one ISA runs one configuration, a failure jumps back to the sweep,
@@ -598,7 +654,7 @@ static void draw_params(rng *r, op_kind op, simdpool_layout layout,
   }
   /* The clamp: forward only (backward rejects it), often a ReLU or ReLU6;
    * rarely bad (clamp 2, a NaN bound, an empty range). */
-  if (!op_is_backward(op) && rng_chance(r, 0.3)) {
+  if (!op_is_backward(op) && !op_is_unpool(op) && rng_chance(r, 0.3)) {
     static const float lows[] = {-INFINITY, -1.0f, -0.0f, 0.0f, 0.5f, 6.0f};
     static const float highs[] = {INFINITY, 6.0f, 1.0f, 0.0f, -0.0f, 0.25f};
     d->clamp = 1;
@@ -1085,6 +1141,37 @@ static void draw_desc_adaptive(rng *r, op_kind op, simdpool_layout layout,
   }
 }
 
+/* Unpooling's 2x2/s2 kernels (the fast paths of PyTorch's max_unpool2d
+ * after max_pool2d(2)): turns the plane window of a 2D or 3D desc into 2x2
+ * stride 2 without dilation or begin padding (an odd last row or column
+ * may stay uncovered, or be covered in ceil mode), in 3D with a depth
+ * window of one slice and often an even height, so that the slices fold
+ * into one plane. */
+static void unpool_2x2s2_window(rng *r, rank_kind rk, config *cf) {
+  simdpool_desc *d = &cf->d;
+  d->kernel_h = d->kernel_w = 2;
+  d->stride_h = d->stride_w = 2;
+  d->dilation_h = d->dilation_w = 1;
+  d->padding = SIMDPOOL_PAD_EXPLICIT;
+  d->pad_top = d->pad_left = 0;
+  d->pad_bottom = rng_chance(r, 0.2) ? 1 : 0;
+  d->pad_right = rng_chance(r, 0.2) ? 1 : 0;
+  d->ceil_mode = rng_chance(r, 0.2);
+  if (d->h < 2)
+    d->h = 2;
+  if (d->w < 2)
+    d->w = 2;
+  if (rk == RANK_3D) {
+    d->kernel_d = d->stride_d = d->dilation_d = 1;
+    d->pad_front = d->pad_back = 0;
+    if (rng_chance(r, 0.7)) {
+      d->h += d->h % 2;
+      d->pad_bottom = 0;
+      d->ceil_mode = 0;
+    }
+  }
+}
+
 /* Draws the desc of one configuration of the given rank. */
 static void draw_rank_desc(rng *r, op_kind op, simdpool_layout layout,
                            rank_kind rk, config *cf) {
@@ -1108,6 +1195,10 @@ static void draw_rank_desc(rng *r, op_kind op, simdpool_layout layout,
     draw_desc(r, op, layout, SIMDPOOL_ISA_AUTO, cf);
     break;
   }
+  /* Unpooling takes the 2x2/s2 window more often than the draw would. */
+  if (op_is_unpool(op) && (rk == RANK_2D || rk == RANK_3D) &&
+      rng_chance(r, 0.2))
+    unpool_2x2s2_window(r, rk, cf);
 }
 
 /* A special value: NaNs with random payloads (quiet and signalling, both
@@ -1427,6 +1518,15 @@ typedef struct expected {
   void *bad;      /* indices with one corrupted entry, or NULL */
   int bad_valid;  /* whether bad still names valid taps only */
   float *dxm_bad; /* backward dx from bad when bad_valid */
+  /* Unpooling: y is read from dy (its backward reads dx from x); the
+   * model's x is dxm (from bad: dxm_bad), its backward's dy dym (from
+   * bad: dym_bad). ilib: the indices the library is given (exactly their
+   * bytes, so that ASan catches an over-read), im's copy. */
+  float *dym;
+  float *dym_bad;
+  void *ilib;
+  size_t bad_at;       /* the first index unpooling rejects in bad */
+  long long bad_value; /* its value */
 } expected;
 
 /* Corrupts one entry of a copy of indices. */
@@ -1479,9 +1579,201 @@ static void *corrupt_indices(rng *r, const config *cf, const void *indices) {
 }
 
 /* 1 when the op runs the forward pass (all forward ops, and MAX backward
- * from indices, which feeds the forward's indices to the backward). */
+ * from indices, which feeds the forward's indices to the backward).
+ * Unpooling does not run the library's forward: it gets the model's
+ * indices (which max_fwd_* proves the library writes too). */
 static int op_runs_forward(op_kind op) {
+  if (op_is_unpool(op))
+    return 0;
   return !op_is_backward(op) || (op >= OP_MAX_BWD_I32 && op <= OP_MAX_BWD_U8);
+}
+
+/* Stores the index of output off: flat (I32/I64) or tap (U8). */
+static void store_index_at(simdpool_index_type t, void *p, size_t off,
+                           long long flat, unsigned tap) {
+  if (t == SIMDPOOL_INDEX_I32) {
+    int32_t v = (int32_t)flat;
+    memcpy((char *)p + 4 * off, &v, 4);
+  } else if (t == SIMDPOOL_INDEX_I64) {
+    int64_t v = (int64_t)flat;
+    memcpy((char *)p + 8 * off, &v, 8);
+  } else {
+    ((uint8_t *)p)[off] = (uint8_t)tap;
+  }
+}
+
+/* Fills indices with a random valid tap of each output's own window (what
+ * the fast paths take, though rarely the max), as a flat position or, for
+ * U8, as the tap's number (kd_i*kernel_h + kh_i)*kernel_w + kw_i. A tap is
+ * valid when it is inside the input on every axis, so each axis is drawn
+ * on its own. */
+static void random_window_taps(rng *r, const config *cf, void *indices) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  const size_t total = model_y_count(d, ms);
+  const size_t in[3] = {d->d, d->h, d->w};
+  const size_t kern[3] = {d->kernel_d, d->kernel_h, d->kernel_w};
+  size_t off;
+  for (off = 0; off < total; off++) {
+    size_t n, c, o[3], t[3];
+    long long pos[3];
+    int ax;
+    model_coords(d->layout, d->c, ms->out_d, ms->out_h, ms->out_w, off, &n, &c,
+                 &o[0], &o[1], &o[2]);
+    for (ax = 0; ax < 3; ax++) {
+      size_t taps = model_window_taps(d, ms, ax, o[ax]), valid = 0, k, pick;
+      for (k = 0; k < taps; k++) {
+        long long p = model_tap_pos(d, ms, ax, o[ax], k);
+        valid += p >= 0 && p < (long long)in[ax];
+      }
+      ck_assert_uint_gt(valid, 0); /* every accepted window holds input */
+      pick = rng_below(r, valid);
+      for (k = 0; k < taps; k++) {
+        long long p = model_tap_pos(d, ms, ax, o[ax], k);
+        if (p >= 0 && p < (long long)in[ax] && pick-- == 0) {
+          t[ax] = k;
+          pos[ax] = p;
+          break;
+        }
+      }
+    }
+    store_index_at(d->index_type, indices, off,
+                   (pos[0] * (long long)d->h + pos[1]) * (long long)d->w +
+                       pos[2],
+                   (unsigned)((t[0] * kern[1] + t[1]) * kern[2] + t[2]));
+  }
+}
+
+/* Fills I32/I64 indices with positions anywhere in the input plane: often
+ * from a pool of one to four positions (many equal indices in one plane,
+ * where the last must win), else uniform; sometimes only a few of them,
+ * over window taps (one kernel call must take both). */
+static void random_plane_positions(rng *r, const config *cf, void *indices) {
+  const simdpool_desc *d = &cf->d;
+  const size_t total = model_y_count(d, &cf->ms);
+  const size_t plane = d->d * d->h * d->w;
+  size_t pool[4], pool_size, off, i;
+  double u = rng_unit(r), keep = 0.0;
+  pool_size = u < 0.3 ? 1 : u < 0.7 ? rng_range(r, 2, 4) : 0; /* 0: uniform */
+  for (i = 0; i < 4; i++)
+    pool[i] = rng_below(r, plane);
+  if (rng_chance(r, 0.25)) {
+    random_window_taps(r, cf, indices);
+    keep = rng_chance(r, 0.5) ? 0.9 : 0.99;
+  }
+  for (off = 0; off < total; off++) {
+    long long v;
+    if (keep > 0.0 && rng_chance(r, keep))
+      continue;
+    v = (long long)(pool_size ? pool[rng_below(r, pool_size)]
+                              : rng_below(r, plane));
+    store_index_at(d->index_type, indices, off, v, 0);
+  }
+}
+
+/* A y (or dx) value of unpooling: plain numbers, and at rate nasty the
+ * special ones (NaNs with payloads, quiet and signalling, both signs;
+ * signed zeros, infinities, subnormals, FLT_MAX...), whose bits must
+ * arrive unchanged. */
+static float draw_unpool_value(rng *r, double nasty) {
+  float v = rng_chance(r, nasty) ? u2f(nasty_bits(r))
+                                 : (float)(rng_unit(r) * 8.0 - 4.0);
+  return f2u(v) == SENTINEL_F32 ? -0.0f : v;
+}
+
+/* Makes bad (malloc'ed) the altered indices of an unpooling
+ * configuration: whether unpooling takes them, the first one it rejects,
+ * or the model's output from them. */
+static void set_unpool_bad(const config *cf, expected *e, void *bad) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  const size_t xcount = model_x_span(d), ycount = model_y_span(d, ms);
+  const int bwd = op_is_unpool_bwd(cf->op);
+  float **want = bwd ? &e->dym_bad : &e->dxm_bad;
+  const size_t count = bwd ? ycount : xcount;
+  size_t i;
+  free(e->bad);
+  free(*want);
+  *want = NULL;
+  e->bad = bad;
+  e->bad_valid =
+      model_unpool_indices_valid(d, ms, e->bad, &e->bad_at, &e->bad_value);
+  if (!e->bad_valid)
+    return;
+  *want = malloc(count * sizeof(float));
+  ck_assert_ptr_nonnull(*want);
+  for (i = 0; i < count; i++) /* the gaps keep the sentinel */
+    (*want)[i] = u2f(SENTINEL_F32);
+  if (bwd)
+    ck_assert_int_eq(model_unpool_backward(d, ms, e->x_copy, e->bad, *want), 0);
+  else
+    ck_assert_int_eq(model_unpool(d, ms, e->dy_copy, e->bad, *want), 0);
+}
+
+/* The unpooling part of prepare(): indices from cf->idx_source, y (as dy)
+ * or dx (as x) drawn anew, the model's outputs, and sometimes indices with
+ * one entry corrupted (still in the plane, or not). x already holds the
+ * values the forward indices are taken from. */
+static void prepare_unpool(rng *r, config *cf, expected *e) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  const size_t xcount = model_x_span(d), ycount = model_y_span(d, ms);
+  const size_t icount = model_y_count(d, ms);
+  const size_t isz = model_index_size(d->index_type);
+  const int bwd = op_is_unpool_bwd(cf->op);
+  static const double nasty_levels[] = {0.02, 0.1, 0.3, 0.7};
+  const double nasty = nasty_levels[rng_below(r, 4)];
+  double u = rng_unit(r);
+  size_t i;
+
+  if (d->index_type == SIMDPOOL_INDEX_U8)
+    cf->idx_source = u < 0.6 ? IDX_FORWARD : IDX_TAPS;
+  else
+    cf->idx_source = u < 0.35 ? IDX_FORWARD : u < 0.6 ? IDX_TAPS : IDX_PLANE;
+  cf->par_null = rng_chance(r, 0.1);
+  cf->dy_nasty = nasty;
+  e->im = malloc(icount * isz);
+  e->ilib = malloc(icount * isz);
+  ck_assert_ptr_nonnull(e->im);
+  ck_assert_ptr_nonnull(e->ilib);
+  if (cf->idx_source == IDX_FORWARD) {
+    float *y = malloc(ycount * sizeof(float));
+    ck_assert_ptr_nonnull(y);
+    model_forward(d, ms, e->x_copy, y, e->im);
+    free(y);
+  } else if (cf->idx_source == IDX_TAPS) {
+    random_window_taps(r, cf, e->im);
+  } else {
+    random_plane_positions(r, cf, e->im);
+  }
+
+  if (bwd) {
+    /* dx, read through e->x: new values, unrelated to the indices. */
+    for (i = 0; i < xcount; i++)
+      e->x.data[i] = draw_unpool_value(r, nasty);
+    memcpy(e->x_copy, e->x.data, xcount * sizeof(float));
+    e->dym = malloc(ycount * sizeof(float));
+    ck_assert_ptr_nonnull(e->dym);
+    for (i = 0; i < ycount; i++) /* the gaps keep the sentinel */
+      e->dym[i] = u2f(SENTINEL_F32);
+    ck_assert_int_eq(model_unpool_backward(d, ms, e->x_copy, e->im, e->dym), 0);
+  } else {
+    /* y, read through e->dy. */
+    input_alloc(&e->dy, ycount, cf->misalign_y);
+    e->dy_copy = malloc(ycount * sizeof(float));
+    ck_assert_ptr_nonnull(e->dy_copy);
+    for (i = 0; i < ycount; i++)
+      e->dy.data[i] = draw_unpool_value(r, nasty);
+    memcpy(e->dy_copy, e->dy.data, ycount * sizeof(float));
+    e->dxm = malloc(xcount * sizeof(float));
+    ck_assert_ptr_nonnull(e->dxm);
+    for (i = 0; i < xcount; i++)
+      e->dxm[i] = u2f(SENTINEL_F32);
+    ck_assert_int_eq(model_unpool(d, ms, e->dy_copy, e->im, e->dxm), 0);
+  }
+
+  if (rng_chance(r, 0.3))
+    set_unpool_bad(cf, e, corrupt_indices(r, cf, e->im));
 }
 
 /* Draws the values of an accepted configuration and computes the model's
@@ -1519,6 +1811,10 @@ static void prepare(rng *r, config *cf, expected *e) {
   }
   memcpy(e->x_copy, e->x.data, xcount * sizeof(float));
 
+  if (op_is_unpool(cf->op)) {
+    prepare_unpool(r, cf, e);
+    return;
+  }
   if (op_runs_forward(cf->op)) {
     e->ym = malloc(ycount * sizeof(float));
     ck_assert_ptr_nonnull(e->ym);
@@ -1571,6 +1867,9 @@ static void expected_free(expected *e) {
   free(e->dxm);
   free(e->bad);
   free(e->dxm_bad);
+  free(e->dym);
+  free(e->dym_bad);
+  free(e->ilib);
 }
 
 static void check_inputs_intact(const config *cf, const expected *e,
@@ -1588,6 +1887,150 @@ static void check_inputs_intact(const config *cf, const expected *e,
  * for AUTO the best this build and CPU run (g_auto_isa). */
 static simdpool_isa expected_isa(const simdpool_desc *desc) {
   return desc->isa != SIMDPOOL_ISA_AUTO ? desc->isa : g_auto_isa;
+}
+
+/* The 2-thread pool the parallel unpooling calls run on (made by sweep()
+ * in the test's own process: Check forks after main). */
+static simdpool_threadpool *g_pool;
+
+/* What the parallel calls asked of their parallel-for: calls, and calls
+ * whose range (tasks: index checks, then chunks) was above 1. */
+static size_t g_par_calls, g_par_split;
+
+/* simdpool_threadpool_parallel_for, counted. */
+static void counting_parallel_for(void *pool, simdpool_task_fn task, void *ctx,
+                                  size_t range) {
+  g_par_calls++;
+  g_par_split += range > 1;
+  simdpool_threadpool_parallel_for(pool, task, ctx, range);
+}
+
+/* One unpooling call (bwd: its backward), serial or parallel (over
+ * g_pool, or with parallel_for NULL when cf->par_null). */
+static simdpool_status call_unpool(const config *cf, const simdpool_plan *plan,
+                                   int parallel, const float *src,
+                                   const void *indices, float *dst) {
+  simdpool_parallel_for_fn pf = cf->par_null ? NULL : counting_parallel_for;
+  if (op_is_unpool_bwd(cf->op))
+    return parallel ? simdpool_unpool_backward_parallel(plan, src, indices, dst,
+                                                        pf, g_pool)
+                    : simdpool_unpool_backward(plan, src, indices, dst);
+  return parallel
+             ? simdpool_unpool_parallel(plan, src, indices, dst, pf, g_pool)
+             : simdpool_unpool(plan, src, indices, dst);
+}
+
+/* Compares the output of an unpooling call (x-shaped for unpooling,
+ * y-shaped for its backward) with want. */
+static void compare_unpool(const config *cf, const char *what,
+                           const guarded *got, const float *want) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  if (op_is_unpool_bwd(cf->op))
+    compare_f32(cf, what, (const float *)(const void *)got->data, want,
+                model_y_span(d, ms), ms->out_d, ms->out_h, ms->out_w,
+                d->y_pixel_stride ? d->y_pixel_stride : d->c, NULL);
+  else
+    compare_f32(cf, what, (const float *)(const void *)got->data, want,
+                model_x_span(d), d->d, d->h, d->w,
+                d->x_pixel_stride ? d->x_pixel_stride : d->c, NULL);
+}
+
+/* Runs unpooling (or its backward) of an accepted configuration on plan:
+ * the serial call against the model, the parallel call against the serial
+ * one (bit for bit, gaps included), then, when the configuration has
+ * corrupted indices, both calls with them: the model's output, or the
+ * rejection with its exact message and the output untouched. */
+static void run_unpool(config *cf, expected *e, const simdpool_plan *plan) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  const int bwd = op_is_unpool_bwd(cf->op);
+  const size_t icount = model_y_count(d, ms);
+  const size_t ibytes = icount * model_index_size(d->index_type);
+  const size_t ocount = bwd ? model_y_span(d, ms) : model_x_span(d);
+  const size_t omis = bwd ? cf->misalign_y : cf->misalign_x;
+  const float *src = bwd ? e->x.data : e->dy.data;
+  const char *const fns[2][2] = {
+      {"unpool", "unpool_parallel"},
+      {"unpool_backward", "unpool_backward_parallel"}};
+  guarded out, par;
+  simdpool_status st;
+  int parallel;
+
+  memcpy(e->ilib, e->im, ibytes);
+  guarded_alloc(&out, ocount, sizeof(float), omis);
+  guarded_alloc(&par, ocount, sizeof(float), omis);
+  for (parallel = 0; parallel < 2; parallel++) {
+    guarded *g = parallel ? &par : &out;
+    const char *fn = fns[bwd][parallel];
+    st =
+        call_unpool(cf, plan, parallel, src, e->ilib, (float *)(void *)g->data);
+    if (st != SIMDPOOL_OK)
+      fail_config(cf, "simdpool_%s returned %s (%s)", fn,
+                  simdpool_status_string(st), simdpool_last_error());
+    CHECK_GUARDS(cf, g, fn);
+    check_inputs_intact(cf, e, fn);
+    if (memcmp(e->ilib, e->im, ibytes) != 0)
+      fail_config(cf, "simdpool_%s modified indices", fn);
+  }
+  compare_unpool(cf, bwd ? "unpool_backward dy" : "unpool x", &out,
+                 bwd ? e->dym : e->dxm);
+  compare_unpool(cf,
+                 bwd ? "unpool_backward_parallel dy vs the serial call"
+                     : "unpool_parallel x vs the serial call",
+                 &par, (const float *)(const void *)out.data);
+
+  if (e->bad != NULL) {
+    char want_msg[256];
+    memcpy(e->ilib, e->bad, ibytes);
+    for (parallel = 0; parallel < 2; parallel++) {
+      guarded *g = parallel ? &par : &out;
+      const char *fn = fns[bwd][parallel];
+      guarded_refill(g, sizeof(float));
+      st = call_unpool(cf, plan, parallel, src, e->ilib,
+                       (float *)(void *)g->data);
+      CHECK_GUARDS(cf, g, fn);
+      check_inputs_intact(cf, e, fn);
+      if (memcmp(e->ilib, e->bad, ibytes) != 0)
+        fail_config(cf, "simdpool_%s modified (corrupted) indices", fn);
+      if (e->bad_valid) {
+        if (st != SIMDPOOL_OK)
+          fail_config(cf,
+                      "simdpool_%s with altered but acceptable indices "
+                      "returned %s (%s)",
+                      fn, simdpool_status_string(st), simdpool_last_error());
+        compare_unpool(cf,
+                       parallel ? "parallel output (altered indices)"
+                                : "output (altered indices)",
+                       g, bwd ? e->dym_bad : e->dxm_bad);
+        continue;
+      }
+      if (d->index_type == SIMDPOOL_INDEX_U8)
+        snprintf(want_msg, sizeof want_msg,
+                 "%s: indices[%zu] = %lld names no valid tap of its window", fn,
+                 e->bad_at, e->bad_value);
+      else
+        snprintf(want_msg, sizeof want_msg,
+                 "%s: indices[%zu] = %lld is outside its input plane (0 <= "
+                 "index < d*h*w = %zu)",
+                 fn, e->bad_at, e->bad_value, d->d * d->h * d->w);
+      if (st != SIMDPOOL_INVALID_ARGUMENT)
+        fail_config(cf,
+                    "simdpool_%s with a bad index returned %s, want "
+                    "invalid argument (\"%s\")",
+                    fn, simdpool_status_string(st), want_msg);
+      if (strcmp(simdpool_last_error(), want_msg) != 0)
+        fail_config(cf, "simdpool_%s: last error \"%s\", want \"%s\"", fn,
+                    simdpool_last_error(), want_msg);
+      if (!guarded_untouched(g, sizeof(float)))
+        fail_config(cf,
+                    "simdpool_%s wrote its output although it rejected "
+                    "the indices",
+                    fn);
+    }
+  }
+  guarded_free(&out);
+  guarded_free(&par);
 }
 
 /* Runs one configuration on the ISA cf->isa and compares with e (NULL for a
@@ -1655,6 +2098,20 @@ static void run_on_isa(config *cf, expected *e) {
     memcpy(e->dy.data, e->dy_copy, ycount * sizeof(float));
   isz = cf->op == OP_MAX_BWD_X ? 0 : model_index_size(d->index_type);
 
+  if (op_is_unpool(cf->op)) {
+    if (cf->isa == SIMDPOOL_ISA_AUTO) {
+      const char *k = simdpool_plan_kernel_name(
+          plan, op_is_unpool_bwd(cf->op) ? SIMDPOOL_OP_UNPOOL_BACKWARD
+                                         : SIMDPOOL_OP_UNPOOL);
+      if (k == NULL)
+        fail_config(cf, "no kernel name for unpooling on a MAX plan with "
+                        "indices");
+      cf->fast_2x2 = strstr(k, "2x2s2") != NULL;
+    }
+    run_unpool(cf, e, plan);
+    simdpool_plan_destroy(plan);
+    return;
+  }
   if (op_runs_forward(cf->op)) {
     guarded_alloc(&y, ycount, sizeof(float), cf->misalign_y);
     if (isz)
@@ -1753,11 +2210,17 @@ typedef struct tally {
   size_t deep;             /* accepted with d > 1 or kernel_d > 1 */
   size_t upsampled; /* adaptive, accepted, some output size above its input */
   size_t global;    /* adaptive, accepted, every output size 1 */
+  size_t par_null;  /* unpooling: parallel calls with parallel_for NULL */
+  size_t fast_2x2;  /* unpooling: AUTO plans with a 2x2/s2 kernel */
 } tally;
 
 static void count_accepted(const config *cf, const expected *e, tally *t) {
   const simdpool_desc *d = &cf->d;
-  if (d->method == SIMDPOOL_AVG)
+  if (op_is_unpool(cf->op)) {
+    t->sub[cf->idx_source]++;
+    t->par_null += cf->par_null;
+    t->fast_2x2 += cf->fast_2x2;
+  } else if (d->method == SIMDPOOL_AVG)
     t->sub[d->count_include_pad ? 1 : 0]++;
   else if (d->method == SIMDPOOL_LP)
     t->sub[d->p == 1.0f ? 0 : d->p == 2.0f ? 1 : 2]++;
@@ -1770,7 +2233,7 @@ static void count_accepted(const config *cf, const expected *e, tally *t) {
                : 0]++;
   else
     t->sub[d->padding & 3]++;
-  if (cf->nasty > 0.0)
+  if (op_is_unpool(cf->op) ? cf->dy_nasty > 0.0 : cf->nasty > 0.0)
     t->special++;
   t->strided += d->x_pixel_stride > d->c || d->y_pixel_stride > d->c;
   t->clamped += d->clamp == 1;
@@ -1790,9 +2253,16 @@ static void count_accepted(const config *cf, const expected *e, tally *t) {
 
 static void print_tally(op_kind op, simdpool_layout layout, rank_kind rk,
                         const tally *t, const char *isas) {
-  char sub[160];
+  char sub[256];
   simdpool_method m = op_method(op);
-  if (m == SIMDPOOL_AVG)
+  if (op_is_unpool(op))
+    snprintf(sub, sizeof sub,
+             "indices as forward writes them %zu, random window taps %zu, "
+             "in-plane with duplicates %zu; 2x2/s2 kernel (auto) %zu; serial "
+             "and parallel (%zu with parallel_for NULL)",
+             t->sub[IDX_FORWARD], t->sub[IDX_TAPS], t->sub[IDX_PLANE],
+             t->fast_2x2, t->par_null);
+  else if (m == SIMDPOOL_AVG)
     snprintf(sub, sizeof sub, "count_include_pad 0: %zu, 1: %zu", t->sub[0],
              t->sub[1]);
   else if (m == SIMDPOOL_LP)
@@ -1815,8 +2285,9 @@ static void print_tally(op_kind op, simdpool_layout layout, rank_kind rk,
          g_op_names[op], layout_name(layout), g_rank_names[rk], t->accepted,
          t->rejected, t->ambiguous, isas, sub, t->special);
   if (t->corrupt_tested)
-    printf("; corrupted-index runs %zu (%zu must be rejected)",
-           t->corrupt_tested, t->corrupt_rejected);
+    printf("; %s-index runs %zu (%zu must be rejected)",
+           op_is_unpool(op) ? "altered" : "corrupted", t->corrupt_tested,
+           t->corrupt_rejected);
   if (t->strided || t->clamped)
     printf("; with pixel strides %zu, with a clamp %zu", t->strided,
            t->clamped);
@@ -1858,6 +2329,8 @@ static void sweep(op_kind op, simdpool_layout layout, rank_kind rk) {
   char isas[128] = "", failed_names[128] = "";
 
   memset(&t, 0, sizeof t);
+  if (op_is_unpool(op))
+    ck_assert_int_eq(simdpool_threadpool_create(2, &g_pool), SIMDPOOL_OK);
   for (i = 0; i < NUM_ISAS; i++) {
     simdpool_isa isa = g_isas[i];
     active[i] = 0;
@@ -1927,6 +2400,8 @@ static void sweep(op_kind op, simdpool_layout layout, rank_kind rk) {
     }
   }
   print_tally(op, layout, rk, &t, isas);
+  simdpool_threadpool_destroy(g_pool);
+  g_pool = NULL;
   ck_assert_msg(n_failed == 0,
                 "%s %s %s: %zu mismatches on [%s] (details above; seed %" PRIu64
                 ")",
@@ -1941,6 +2416,142 @@ static void sweep(op_kind op, simdpool_layout layout, rank_kind rk) {
 START_TEST(test_sweep) {
   sweep((op_kind)(_i / 2 % OP_COUNT), (simdpool_layout)(_i % 2),
         (rank_kind)(_i / 2 / OP_COUNT));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Unpooling on tensors cut into several parallel chunks                    */
+/* ------------------------------------------------------------------------ */
+
+/* Draws an unpooling configuration whose tensors move 0.6 to 2.4 MB, so
+ * that the parallel calls (chunks of a few hundred KB, whole planes each:
+ * n*c of them channels-first, n channels-last) cut it into several tasks,
+ * which the sweep's small shapes never are: the 2x2/s2 window (often on an
+ * odd input), 3x3/s2/pad 1, an overlapping 1D window (equal indices from
+ * forward), 1x2x2 or 2x2x2 3D windows, adaptive 2D (not with U8). */
+static void draw_unpool_large(rng *r, op_kind op, simdpool_layout layout,
+                              config *cf) {
+  simdpool_desc *d = &cf->d;
+  const int u8 = op_index_type(op) == SIMDPOOL_INDEX_U8;
+  const size_t shape = rng_below(r, u8 ? 4 : 5);
+  const size_t total = rng_range(r, 150000, 600000); /* x's elements */
+  const size_t n =
+      layout == SIMDPOOL_NHWC ? rng_range(r, 2, 6) : rng_range(r, 1, 3);
+  const size_t c =
+      layout == SIMDPOOL_NHWC ? rng_range(r, 3, 40) : rng_range(r, 8, 48);
+  size_t h = rng_range(r, 9, 48), w, dd;
+  switch (shape) {
+  case 0: /* 2x2/s2 */
+    w = total / (n * c * h);
+    simdpool_desc_init(d, SIMDPOOL_MAX, layout, n, c, h, w < 2 ? 2 : w, 2, 2);
+    d->ceil_mode = rng_chance(r, 0.2);
+    break;
+  case 1: /* 3x3/s2/pad 1 (ResNet stem) */
+    w = total / (n * c * h);
+    simdpool_desc_init(d, SIMDPOOL_MAX, layout, n, c, h, w < 2 ? 2 : w, 3, 3);
+    d->stride_h = d->stride_w = 2;
+    d->pad_top = d->pad_left = d->pad_bottom = d->pad_right = 1;
+    break;
+  case 2: /* 1D, kernel 3 stride 1 or 2: windows overlap */
+    simdpool_desc_init_1d(d, SIMDPOOL_MAX, layout, n, c, total / (n * c), 3);
+    d->stride_w = rng_range(r, 1, 2);
+    d->pad_left = rng_below(r, 2);
+    break;
+  case 3: /* 3D: 1x2x2 (the slices fold into one plane when h is even) or
+           * 2x2x2 */
+    dd = rng_range(r, 2, 6);
+    h = rng_range(r, 4, 16);
+    if (rng_chance(r, 0.6))
+      h += h % 2;
+    w = total / (n * c * dd * h);
+    simdpool_desc_init_3d(d, SIMDPOOL_MAX, layout, n, c, dd, h, w < 2 ? 2 : w,
+                          rng_chance(r, 0.5) ? 1 : 2, 2, 2);
+    break;
+  default: /* adaptive 2D: half size (uniform 2x2/s2) or anything */
+    w = total / (n * c * h);
+    if (w < 2)
+      w = 2;
+    if (rng_chance(r, 0.5))
+      simdpool_desc_init_adaptive(d, SIMDPOOL_MAX, layout, n, c, 1, h, w, 1,
+                                  h / 2, w / 2);
+    else
+      simdpool_desc_init_adaptive(d, SIMDPOOL_MAX, layout, n, c, 1, h, w, 1,
+                                  rng_range(r, 1, h + 3),
+                                  rng_range(r, 1, w / 2 + 3));
+    break;
+  }
+  d->index_type = op_index_type(op);
+  if (layout == SIMDPOOL_NHWC && rng_chance(r, 0.3)) {
+    d->x_pixel_stride = c + rng_range(r, 0, 5);
+    d->y_pixel_stride = c + rng_range(r, 0, 5);
+  }
+}
+
+/* Loop index: layout. Configurations of every unpooling op, each run on
+ * every ISA: the serial call against the model, the parallel calls against
+ * the serial one; altered indices (sometimes two, the first bad one to be
+ * reported) checked as in the sweep. */
+START_TEST(test_unpool_large) {
+  const simdpool_layout layout = (simdpool_layout)_i;
+  const size_t target = (size_t)ceil(24.0 * g_scale);
+  size_t k, i, fast = 0, bad_runs = 0, rejected = 0;
+  size_t per_op[OP_UNPOOL_BWD_U8 - OP_UNPOOL_I32 + 1] = {0};
+  size_t n_failed = 0;
+  ck_assert_int_eq(simdpool_threadpool_create(2, &g_pool), SIMDPOOL_OK);
+  g_par_calls = g_par_split = 0;
+  for (k = 0; k < target; k++) {
+    config cf;
+    expected e;
+    rng r;
+    memset(&cf, 0, sizeof cf);
+    cf.rank = RANK_2D;
+    cf.iteration = k;
+    cf.iter_seed = splitmix64(g_seed ^ splitmix64(0x756e706f6f6cull + layout)) ^
+                   splitmix64((uint64_t)k * 0x100000001b3ull);
+    rng_seed(&r, cf.iter_seed);
+    cf.op = (op_kind)(OP_UNPOOL_I32 + rng_below(&r, 6));
+    draw_unpool_large(&r, cf.op, layout, &cf);
+    cf.rank = cf.d.adaptive ? RANK_ADAPTIVE_2D
+              : cf.d.d > 1  ? RANK_3D
+              : cf.d.h == 1 ? RANK_1D
+                            : RANK_2D;
+    model_resolve(&cf.d, &cf.ms);
+    ck_assert_msg(cf.ms.reasons == 0, "large unpooling desc rejected: %s",
+                  model_reason_string(cf.ms.reasons));
+    prepare(&r, &cf, &e);
+    if (rng_chance(&r, 0.5)) { /* a second index altered, or a first one */
+      void *src = e.bad != NULL ? e.bad : e.im;
+      set_unpool_bad(&cf, &e, corrupt_indices(&r, &cf, src));
+    }
+    per_op[cf.op - OP_UNPOOL_I32]++;
+    bad_runs += e.bad != NULL;
+    rejected += e.bad != NULL && !e.bad_valid;
+    for (i = 0; i < NUM_ISAS; i++) {
+      if (!simdpool_isa_supported(g_isas[i]) ||
+          (g_isas[i] == SIMDPOOL_ISA_AUTO && g_auto_status != SIMDPOOL_OK))
+        continue;
+      cf.isa = g_isas[i];
+      n_failed += run_on_isa_guarded(&cf, &e);
+    }
+    fast += cf.fast_2x2;
+    expected_free(&e);
+  }
+  simdpool_threadpool_destroy(g_pool);
+  g_pool = NULL;
+  printf("[model] unpool_large %s: %zu configurations of 0.6-2.4 MB (i32 "
+         "%zu, i64 %zu, u8 %zu, bwd i32 %zu, bwd i64 %zu, bwd u8 %zu), 2x2/s2 "
+         "kernel (auto) %zu; altered-index runs %zu (%zu must be rejected); "
+         "%zu of %zu parallel-fors ran more than one task\n",
+         layout_name(layout), target, per_op[0], per_op[1], per_op[2],
+         per_op[3], per_op[4], per_op[5], fast, bad_runs, rejected, g_par_split,
+         g_par_calls);
+  fflush(stdout);
+  ck_assert_msg(g_par_split > 0 || g_par_calls == 0,
+                "no parallel call was cut into more than one task");
+  ck_assert_msg(n_failed == 0,
+                "unpool_large %s: %zu mismatches (details above; seed %" PRIu64
+                ")",
+                layout_name(layout), n_failed, g_seed);
 }
 END_TEST
 
@@ -2406,6 +3017,16 @@ int main(void) {
         tcase_add_loop_test(tc, test_sweep, at, at + 1);
         suite_add_tcase(s, tc);
       }
+  for (layout = 0; layout < 2; layout++) {
+    static char names[2][32];
+    TCase *tc;
+    snprintf(names[layout], sizeof names[0], "unpool_large_%s",
+             layout_name((simdpool_layout)layout));
+    tc = tcase_create(names[layout]);
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_unpool_large, layout, layout + 1);
+    suite_add_tcase(s, tc);
+  }
   {
     TCase *tc = tcase_create("shape_rules");
     tcase_set_timeout(tc, 300);

@@ -270,6 +270,48 @@ static void check_config(const simdpool_plan *plan, const simdpool_desc *d,
                    simdpool_isa_name(plan->isa));
     band_intact(dx, nin * 4, "dx");
   }
+  /* Unpooling (from forward's y and indices) and its backward (from x). */
+  float *xu0 = isz ? out_new(nin * 4) : NULL,
+        *xu = isz ? out_new(nin * 4) : NULL;
+  float *yu0 = isz ? out_new(nout * 4) : NULL,
+        *yu = isz ? out_new(nout * 4) : NULL;
+  if (isz) {
+    ck_assert_int_eq(simdpool_unpool(plan, y0, ix0, xu0), SIMDPOOL_OK);
+    ck_assert_int_eq(simdpool_unpool_backward(plan, x, ix0, yu0), SIMDPOOL_OK);
+  }
+  for (size_t k = 0; k < nr && isz; k++) {
+    const runner *r = &rs[k];
+    runner_desc(r, what, sizeof what);
+    const sp_io up = {NULL, NULL, ix0, y0, xu};
+    const sp_io upb = {x, yu, ix0, NULL, NULL};
+    memset(xu, 0x5a, nin * 4);
+    memset(yu, 0x5a, nout * 4);
+    if (r->chunk_bytes) {
+      sp_run_chunked(plan, SP_OP_UNPOOL, &up, r->pfor, r->pool, r->chunk_bytes);
+      sp_run_chunked(plan, SP_OP_UNPOOL_BWD, &upb, r->pfor, r->pool,
+                     r->chunk_bytes);
+    } else {
+      ck_assert_int_eq(
+          simdpool_unpool_parallel(plan, y0, ix0, xu, r->pfor, r->pool),
+          SIMDPOOL_OK);
+      ck_assert_int_eq(
+          simdpool_unpool_backward_parallel(plan, x, ix0, yu, r->pfor, r->pool),
+          SIMDPOOL_OK);
+    }
+    if (memcmp(xu, xu0, nin * 4) || memcmp(yu, yu0, nout * 4))
+      ck_abort_msg("unpooling%s (%s) differs from the serial call: layout %d "
+                   "n%zu c%zu h%zu w%zu k%zux%zu s%zux%zu idx %d isa %s",
+                   memcmp(xu, xu0, nin * 4) ? "" : "'s backward", what,
+                   (int)d->layout, d->n, d->c, d->h, d->w, d->kernel_h,
+                   d->kernel_w, d->stride_h, d->stride_w, (int)d->index_type,
+                   simdpool_isa_name(plan->isa));
+    band_intact(xu, nin * 4, "unpooled x");
+    band_intact(yu, nout * 4, "unpooling's dy");
+  }
+  free(xu0);
+  free(xu);
+  free(yu0);
+  free(yu);
   free(x);
   free(dy);
   free(y0);

@@ -442,7 +442,10 @@ static simdpool_status run_call(const example *ex, const char **why,
     *why = simdpool_last_error();
   const int fwd = strncmp(ex->call, "forward", 7) == 0;
   const int par = strstr(ex->call, "_parallel") != NULL;
-  if (!fwd && strncmp(ex->call, "backward", 8) != 0)
+  /* unpool reads y and writes x; unpool_backward reads dx, writes dy */
+  const int unpool = strncmp(ex->call, "unpool", 6) == 0;
+  const int unpool_bwd = strncmp(ex->call, "unpool_backward", 15) == 0;
+  if (!fwd && !unpool && strncmp(ex->call, "backward", 8) != 0)
     *why = "unknown call";
   const simdpool_plan *a_plan = plan;
   void *a_x = x.mem, *a_y = y.mem, *a_idx = ib ? idx.mem : NULL, *a_dy = dy.mem,
@@ -476,6 +479,14 @@ static simdpool_status run_call(const example *ex, const char **why,
       a_dx = x.mem;
     else if (strcmp(a, "dx=indices") == 0)
       a_dx = idx.mem;
+    else if (strcmp(a, "x=y") == 0)
+      a_x = y.mem;
+    else if (strcmp(a, "x=indices") == 0)
+      a_x = idx.mem;
+    else if (strcmp(a, "dy=dx") == 0)
+      a_dy = dx.mem;
+    else if (strcmp(a, "dy=indices") == 0)
+      a_dy = idx.mem;
     else if (sscanf(a, "indices[%lld]=%lld", &k, &v) == 2 && k >= 0 &&
              (size_t)k < y.bytes / sizeof(float)) {
       switch (ex->d.index_type) {
@@ -503,7 +514,17 @@ static simdpool_status run_call(const example *ex, const char **why,
     simdpool_threadpool *pool = NULL;
     if (par && simdpool_threadpool_create(2, &pool) != SIMDPOOL_OK)
       *why = "no thread pool";
-    if (fwd && !par)
+    if (unpool_bwd && !par)
+      st = simdpool_unpool_backward(a_plan, a_dx, a_idx, a_dy);
+    else if (unpool_bwd)
+      st = simdpool_unpool_backward_parallel(
+          a_plan, a_dx, a_idx, a_dy, simdpool_threadpool_parallel_for, pool);
+    else if (unpool && !par)
+      st = simdpool_unpool(a_plan, a_y, a_idx, a_x);
+    else if (unpool)
+      st = simdpool_unpool_parallel(a_plan, a_y, a_idx, a_x,
+                                    simdpool_threadpool_parallel_for, pool);
+    else if (fwd && !par)
       st = simdpool_forward(a_plan, a_x, a_y, a_idx);
     else if (fwd)
       st = simdpool_forward_parallel(a_plan, a_x, a_y, a_idx,

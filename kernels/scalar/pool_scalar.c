@@ -87,20 +87,8 @@ void sp_maxpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
 void sp_maxpool_bwd_idx_scalar(const sp_geom *g, const sp_io *io) {
   zero_dx(g, io->dx);
   FOR_EACH_OUTPUT(g, {
-    const size_t e = pi.base + o * pi.step;
-    size_t flat;
-    if (g->index_type == SIMDPOOL_INDEX_U8) {
-      /* The tap number names the window position; dispatch checked that
-       * it is a valid tap (fixed windows only). */
-      const size_t tap = ((const uint8_t *)io->indices)[e];
-      const size_t plane_taps = g->kh * g->kw;
-      const ptrdiff_t id = sp_win_at(sp_win_d(g, od), tap / plane_taps);
-      const ptrdiff_t iy = sp_win_at(sp_win_h(g, oy), tap % plane_taps / g->kw);
-      const ptrdiff_t ix = sp_win_at(sp_win_w(g, ox), tap % g->kw);
-      flat = ((size_t)id * g->h + (size_t)iy) * g->w + (size_t)ix;
-    } else {
-      flat = sp_load_flat_index(io->indices, g->index_type, e);
-    }
+    const size_t flat =
+        sp_index_pos(g, io->indices, pi.base + o * pi.step, od, oy, ox);
     io->dx[px.base + flat * px.step] += io->dy[py.base + o * py.step];
   });
   canonicalize_dx(g, io->dx);
@@ -137,6 +125,35 @@ void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
       }
     }
   }
+}
+
+/* ---------------------------------------------------------------- unpooling */
+
+/* One element's bits from s to d (unpooling copies, it never computes: a
+ * float assignment could quieten a signalling NaN on some targets). */
+static inline void copy_bits(float *d, const float *s) {
+  memcpy(d, s, sizeof *d);
+}
+
+/* Max unpooling: dx = +0.0f, then for each output in order
+ * dx_plane[index] = dy (the last of equal indices wins). */
+void sp_unpool_scalar(const sp_geom *g, const sp_io *io) {
+  zero_dx(g, io->dx);
+  FOR_EACH_OUTPUT(g, {
+    const size_t flat =
+        sp_index_pos(g, io->indices, pi.base + o * pi.step, od, oy, ox);
+    copy_bits(&io->dx[px.base + flat * px.step],
+              &io->dy[py.base + o * py.step]);
+  });
+}
+
+/* Its gradient: y = x_plane[index]. */
+void sp_unpool_bwd_scalar(const sp_geom *g, const sp_io *io) {
+  FOR_EACH_OUTPUT(g, {
+    const size_t flat =
+        sp_index_pos(g, io->indices, pi.base + o * pi.step, od, oy, ox);
+    copy_bits(&io->y[py.base + o * py.step], &io->x[px.base + flat * px.step]);
+  });
 }
 
 /* ---------------------------------------------------------------- AVG */

@@ -479,8 +479,10 @@ SP_HOT void cover_advance(cover *cv, size_t i, size_t pad, size_t s, size_t k,
  * 0.6-0.7x with SSE4.1, whose I64 narrowing takes shuffles. */
 #define SP_FLAT_GATHER (SP_VL >= 16)
 
-/* The backward modes shared by the NCHW families. */
-enum { BWD_MAX, BWD_MAX_IDX, BWD_AVG, BWD_LP };
+/* The backward modes shared by the NCHW families. BWD_UNPOOL is max
+ * unpooling: BWD_MAX_IDX's scatter with dy's bits stored as they are (no
+ * 0 + dy). */
+enum { BWD_MAX, BWD_MAX_IDX, BWD_AVG, BWD_LP, BWD_UNPOOL };
 
 /* Kernels that one part calls from another (registry.inc lists them; each
  * is defined once, in the part named). */

@@ -58,7 +58,18 @@ static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
   store_elems(p, 2 * n, even, odd);
 }
 
-enum { P2_MAX, P2_AVG, P2_LP };
+/* P2_GATHER: unpooling's backward, y = the tap the index names (no
+ * arithmetic: bits as they are). */
+enum { P2_MAX, P2_AVG, P2_LP, P2_GATHER };
+
+/* The tap each index names (0..3, dispatch checked each is a valid tap of
+ * its own window) as one of a00..a11. */
+static inline vf select2x2(vi tap, vf a00, vf a01, vf a10, vf a11) {
+  const vf top = vf_select(vm_eq_i(tap, vi_set1(1)), a00, a01);
+  const vf bottom = vf_select(vm_eq_i(tap, vi_set1(3)), a10, a11);
+  const vm lower = vm_or(vm_eq_i(tap, vi_set1(2)), vm_eq_i(tap, vi_set1(3)));
+  return vf_select(lower, top, bottom);
+}
 
 /* Forward 2x2/s2 of any method on one block of lanes; MAX with track puts
  * in *tap the winner's entry of labels (the four taps' index values). */
@@ -126,6 +137,13 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
     l[2] = vi_add(l[0], vi_set1((int32_t)g->w));
     l[3] = vi_add(l[2], vi_set1(1));
   }
+  if (method == P2_GATHER) {
+    const vi tap =
+        index_to_tap(g, load_index(io->indices, g->index_type, o, cnt),
+                     vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2));
+    store_lanes(io->y + o, select2x2(tap, a00, a01, a10, a11), cnt);
+    return;
+  }
   const vf y =
       fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, l, &won);
   store_lanes(io->y + o, yclamp(g, y), cnt);
@@ -167,7 +185,7 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   const size_t C = g->c, XS = g->xs;
   const int kind = lp_kind(g->p);
   const float pv = g->p, inv_p = 1.0f / g->p;
-  const int track = g->index_type != SIMDPOOL_INDEX_NONE;
+  const int track = method != P2_GATHER && g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
     const float *xn = io->x + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
@@ -184,6 +202,17 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
                          vi_set1(b + w1 + 1)};
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+          if (method == P2_GATHER) {
+            const vi tap = index_to_tap(
+                g, load_index(io->indices, g->index_type, o + c, cn), l[0]);
+            store_lanes(yp + c,
+                        select2x2(tap, load_lanes(p00 + c, cn),
+                                  load_lanes(p00 + XS + c, cn),
+                                  load_lanes(p10 + c, cn),
+                                  load_lanes(p10 + XS + c, cn)),
+                        cn);
+            continue;
+          }
           vi won = vi_set1(0); /* set by MAX with track */
           const vf y =
               fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
@@ -219,12 +248,19 @@ void SP_FN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_LP);
 }
+void SP_FN(sp_unpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nchw_body(g, io, P2_GATHER, 0);
+}
+void SP_FN(sp_unpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nhwc_body(g, io, P2_GATHER);
+}
 
 /* Backward 2x2/s2: windows do not overlap, so every covered dx element gets
  * exactly one write: 0 + share (canonical) where the gradient goes, +0.0f
  * elsewhere; uncovered elements (an odd last row or column) get +0.0f.
- * `mode`: BWD_MAX (recompute), BWD_MAX_IDX or BWD_AVG. The per-tap masks
- * come from the winners' tap numbers; AVG sends the share to all four. */
+ * `mode`: BWD_MAX (recompute), BWD_MAX_IDX, BWD_AVG or BWD_UNPOOL (dy's
+ * bits where the index points). The per-tap masks come from the winners'
+ * tap numbers; AVG sends the share to all four. */
 static inline void bwd2x2_masks(int mode, vi tap, vm *m00, vm *m01, vm *m10,
                                 vm *m11) {
   if (mode == BWD_AVG) {
@@ -238,6 +274,8 @@ static inline void bwd2x2_masks(int mode, vi tap, vm *m00, vm *m01, vm *m10,
 }
 
 static inline vf bwd2x2_share(int mode, vf dy) {
+  if (mode == BWD_UNPOOL)
+    return dy;
   const divisor four = divisor_const(4.0f);
   const vf s = mode == BWD_AVG ? div_by(dy, &four) : dy;
   return vcanon(vf_add(vf_zero(), s));
@@ -254,7 +292,7 @@ SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
     load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11);
     max2x2(a00, a01, a10, a11, &tap);
-  } else if (mode == BWD_MAX_IDX) {
+  } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
     const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
     tap = index_to_tap(g, load_index(io->indices, g->index_type, o, cnt), base);
   }
@@ -334,7 +372,7 @@ SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
             const float *p00 = xn + f00 * XS + c, *p10 = p00 + g->w * XS;
             max2x2(load_lanes(p00, cn), load_lanes(p00 + XS, cn),
                    load_lanes(p10, cn), load_lanes(p10 + XS, cn), &tap);
-          } else if (mode == BWD_MAX_IDX) {
+          } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
             tap = index_to_tap(
                 g, load_index(io->indices, g->index_type, o + c, cn), base);
           }
@@ -368,6 +406,12 @@ void SP_FN(sp_maxpool_bwd_idx_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
 }
 void SP_FN(sp_maxpool_bwd_idx_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_MAX_IDX);
+}
+void SP_FN(sp_unpool_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nchw_body(g, io, BWD_UNPOOL);
+}
+void SP_FN(sp_unpool_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_UNPOOL);
 }
 void SP_FN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_AVG);
