@@ -1,25 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_pool.c — libFuzzer target for simdpool's public API. Each input is a
- * pooling descriptor (sometimes with out-of-range enums, zero or huge sizes)
- * and the data to pool. simdpool_plan_create must never crash or leak on
- * any descriptor; every accepted plan (below a size cap) runs forward and
- * backward (without indices, with forward's indices, with corrupted indices)
- * on the scalar reference and on every ISA this machine runs, plain and
- * through simdpool_*_parallel (a NULL parallel_for, and one that runs the
- * tasks in reverse order), and every result must equal the scalar
- * reference bit for bit, with outputs between intact guard bands, inputs
- * unchanged, failed calls writing nothing; 1x1 windows are also checked
- * against an oracle that does not use the library. Any mismatch prints
- * what differed on stderr and aborts. Built as the libFuzzer
- * executable fuzz_pool (-Dfuzz=true, clang) and, with replay_main.c, as the
- * corpus regression test fuzz-corpus in every build.
+ * pooling descriptor of any rank (1D, 2D, 3D; fixed or adaptive windows;
+ * sometimes with out-of-range enums, zero or huge sizes, or fields that do
+ * not go together) and the data to pool. simdpool_plan_create must never
+ * crash or leak on any descriptor; every accepted plan (below a size cap)
+ * runs forward, backward (without indices, with forward's indices, with
+ * corrupted indices) and unpooling and its backward (from forward's and
+ * from corrupted indices) on the scalar reference and on every ISA this
+ * machine runs, plain and through simdpool_*_parallel (a NULL
+ * parallel_for, and one that runs the tasks in reverse order), and every
+ * result must equal the scalar reference bit for bit, with outputs between
+ * intact guard bands, inputs unchanged, failed calls writing nothing; 2D
+ * fixed 1x1 windows are also checked against an oracle that does not use
+ * the library. Any mismatch prints what differed on stderr and aborts.
+ * Built as the libFuzzer executable fuzz_pool (-Dfuzz=true, clang) and,
+ * with replay_main.c, as the corpus regression test fuzz-corpus in every
+ * build.
  *
  * Input format (multi-byte values little endian; make_corpus.py writes it):
  *   F        flags: 0x01 explicit pads follow; 0x02 ceil_mode is a raw
  *            int32 that follows, else 0x04 gives it; 0x08 count_include_pad
  *            = 1 unless 0x10: a raw int32 follows; 0x20 strides follow (else
  *            stride = kernel); 0x40 dilations follow (else 1); 0x80 global
- *            pooling (kernel = h x w, decoded kernel bytes ignored)
+ *            pooling (kernel = h x w, and d with the depth axis; decoded
+ *            kernel bytes ignored), but with adaptive (X 0x80): keep the
+ *            decoded kernels, strides and dilations (below)
  *   E x5     method, layout, padding, index_type, isa (enum bytes, below)
  *   V        SIMDPOOL_ISA during this input: 1..5 scalar, sse41, avx2,
  *            avx512, neon; 6 auto; 7 an unknown name; anything else leaves
@@ -28,10 +33,21 @@
  *   [X]      extension: bits 0-1 x_pixel_stride, bits 2-3 y_pixel_stride
  *            (0: 0, dense; 1: c + a size byte of 0..4; 2: c; 3: a size byte
  *            of 0..15, so often below c), 0x10 clamp = 1, 0x20 clamp is a raw
- *            int32 (either: its operands follow O)
+ *            int32 (either: its operands follow O), 0x40 a depth axis (its
+ *            sizes follow the pads), 0x80 adaptive = 1 (the output sizes
+ *            follow the depth axis)
  *   S x6     n, c, h, w, kernel_h, kernel_w (size bytes, below)
  *   [S x2]   stride_h, stride_w          [S x2] dilation_h, dilation_w
  *   [S x4]   pad_top, pad_left, pad_bottom, pad_right
+ *   [S x4]   (X 0x40) d, kernel_d, stride_d, dilation_d; without the
+ *            depth axis all 1 (simdpool_desc_init's defaults). stride_d and
+ *            dilation_d are always given, whatever F 0x20 and 0x40 say
+ *   [S x2]   (X 0x40 and F 0x01) pad_front, pad_back
+ *   [S x3]   (X 0x80) out_d, out_h, out_w. Adaptive windows get kernel,
+ *            stride and dilation 1 on every axis (what
+ *            simdpool_desc_init_adaptive sets) unless F 0x80 keeps the
+ *            decoded ones; padding, pads, ceil_mode and method stay as
+ *            decoded, so the library must reject what does not fit
  *   [i32]    ceil_mode                   [i32]  count_include_pad
  *   P        p (below)
  *   O        options: bits 0-1 misalignment of x and dy in floats, bits 2-3
@@ -42,8 +58,12 @@
  *   [i32]    clamp (0x20)                [B x2] clamp_min, clamp_max: a byte
  *            b < 0xF0 gives the clamp table's b % 16 (±0, ±inf, ±FLT_MAX,
  *            NaN, ...), else raw 32-bit pattern follows
- *   data     x (n*c*h*w floats), dy (n*c*oh*ow floats), then the index
- *            corruptions, each: position (2 bytes), kind (1 byte), operands
+ *   data     x (n*c*d*h*w floats), dy (n*c*out_d*out_h*out_w floats), then
+ *            the index corruptions, each: position (2 bytes), kind (1 byte:
+ *            kind % 8 picks +1, -1, +row, -row, raw, special, another
+ *            position's index, small delta; with kind & 8, +row and -row
+ *            are a depth slice, h*w, or for U8 kernel_h*kernel_w, instead),
+ *            operands
  * Descriptor bytes past the end of the input read as 0; data bytes past the
  * end come from a xorshift generator seeded by a hash of the input.
  * The input's last byte (also read as whatever field it falls in) picks the
@@ -55,7 +75,9 @@
  * Enum byte b: b < 0xF8 gives b % count; 0xF8 -1, 0xF9 count, 0xFA
  * count + 1, 0xFB INT_MIN, 0xFC INT_MAX, 0xFD..0xFF a raw int32 follows.
  * Size byte b: b < 0xE0 gives base + b % mod (per field: n 1..3, c 1..12,
- * h and w 1..12, kernel 1..5, stride 1..4, dilation 1..3, pads 0..3);
+ * h and w 1..12, kernel 1..5, stride 1..4, dilation 1..3, pads 0..3; d
+ * 1..8, kernel_d 1..3, stride_d 1..3, dilation_d 1..2, pad_front and
+ * pad_back 0..3; out_d 1..8, out_h and out_w 1..12);
  * 0xF0..0xFF the medium sizes table; 0xE0..0xEF special values (see
  * dec_size: 0, SIZE_MAX, PTRDIFF_MAX, 2^31, 2^32, 256, ..., raw 1, 2, 4 or
  * 8 bytes).
@@ -101,7 +123,7 @@ size_t fuzz_pool_max_elems = (size_t)1 << 16;
 
 int fuzz_pool_verbose;
 
-static char g_desc_text[768]; /* the current descriptor, for messages */
+static char g_desc_text[1024]; /* the current descriptor, for messages */
 static const char *g_label = "";
 static const char *g_stage = "";
 static size_t g_max_tasks;  /* the largest range reverse_for was given */
@@ -331,6 +353,8 @@ static size_t dec_pixel_stride(reader *r, unsigned m, size_t c) {
 #define V_EXT 0x80u
 #define X_CLAMP 0x10u
 #define X_CLAMP_RAW 0x20u
+#define X_DEPTH 0x40u
+#define X_ADAPTIVE 0x80u
 
 /* Option bits of the O byte. */
 #define OPT_AVG_NULL_X 0x10u
@@ -350,6 +374,12 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
                         unsigned *opts) {
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d; /* what simdpool_desc_init records */
+  /* simdpool_desc_init's defaults of the fields decoded only sometimes
+   * (simdpool_desc_init_sized in dispatch/plan.c); the clamp bounds are
+   * read only with a clamp, so a plan without one keeps -inf and +inf. */
+  d->d = d->kernel_d = d->stride_d = d->dilation_d = 1;
+  d->clamp_min = -INFINITY;
+  d->clamp_max = INFINITY;
   const unsigned f = desc_u8(r);
   d->method = (simdpool_method)dec_enum(r, 3);
   d->layout = (simdpool_layout)dec_enum(r, 2);
@@ -368,7 +398,8 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
   d->w = dec_size(r, 1, 12);
   d->kernel_h = dec_size(r, 1, 5);
   d->kernel_w = dec_size(r, 1, 5);
-  if (f & F_GLOBAL) {
+  const int global = (f & F_GLOBAL) && !(x & X_ADAPTIVE);
+  if (global) {
     d->kernel_h = d->h;
     d->kernel_w = d->w;
   }
@@ -390,6 +421,27 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
     d->pad_bottom = dec_size(r, 0, 4);
     d->pad_right = dec_size(r, 0, 4);
   }
+  if (x & X_DEPTH) {
+    d->d = dec_size(r, 1, 8);
+    d->kernel_d = dec_size(r, 1, 3);
+    if (global)
+      d->kernel_d = d->d;
+    d->stride_d = dec_size(r, 1, 3);
+    d->dilation_d = dec_size(r, 1, 2);
+    if (f & F_PADS) {
+      d->pad_front = dec_size(r, 0, 4);
+      d->pad_back = dec_size(r, 0, 4);
+    }
+  }
+  if (x & X_ADAPTIVE) {
+    d->adaptive = 1;
+    d->out_d = dec_size(r, 1, 8);
+    d->out_h = dec_size(r, 1, 12);
+    d->out_w = dec_size(r, 1, 12);
+    if (!(f & F_GLOBAL)) /* simdpool_desc_init_adaptive's window */
+      d->kernel_d = d->kernel_h = d->kernel_w = d->stride_d = d->stride_h =
+          d->stride_w = d->dilation_d = d->dilation_h = d->dilation_w = 1;
+  }
   d->ceil_mode = (f & F_CEIL_RAW) ? (int)as_i32(desc_le(r, 4))
                  : (f & F_CEIL)   ? 1
                                   : 0;
@@ -409,18 +461,20 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
 
 static void describe(const simdpool_desc *d, const char *env) {
   snprintf(g_desc_text, sizeof g_desc_text,
-           "method=%d layout=%d n=%zu c=%zu h=%zu w=%zu kernel=%zux%zu "
-           "stride=%zux%zu dilation=%zux%zu padding=%d pads(t,l,b,r)=%zu,%zu,"
-           "%zu,%zu ceil_mode=%d count_include_pad=%d p=%a index_type=%d "
-           "isa=%d SIMDPOOL_ISA=%s pixel_strides(x,y)=%zu,%zu clamp=%d "
-           "[%a, %a]",
-           (int)d->method, (int)d->layout, d->n, d->c, d->h, d->w, d->kernel_h,
-           d->kernel_w, d->stride_h, d->stride_w, d->dilation_h, d->dilation_w,
-           (int)d->padding, d->pad_top, d->pad_left, d->pad_bottom,
-           d->pad_right, d->ceil_mode, d->count_include_pad, (double)d->p,
-           (int)d->index_type, (int)d->isa, env ? env : "(unset)",
+           "method=%d layout=%d n=%zu c=%zu d=%zu h=%zu w=%zu "
+           "kernel=%zux%zux%zu stride=%zux%zux%zu dilation=%zux%zux%zu "
+           "padding=%d pads(f,t,l,bk,b,r)=%zu,%zu,%zu,%zu,%zu,%zu "
+           "ceil_mode=%d count_include_pad=%d p=%a index_type=%d isa=%d "
+           "SIMDPOOL_ISA=%s pixel_strides(x,y)=%zu,%zu clamp=%d [%a, %a] "
+           "adaptive=%d out=%zux%zux%zu",
+           (int)d->method, (int)d->layout, d->n, d->c, d->d, d->h, d->w,
+           d->kernel_d, d->kernel_h, d->kernel_w, d->stride_d, d->stride_h,
+           d->stride_w, d->dilation_d, d->dilation_h, d->dilation_w,
+           (int)d->padding, d->pad_front, d->pad_top, d->pad_left, d->pad_back,
+           d->pad_bottom, d->pad_right, d->ceil_mode, d->count_include_pad,
+           (double)d->p, (int)d->index_type, (int)d->isa, env ? env : "(unset)",
            d->x_pixel_stride, d->y_pixel_stride, d->clamp, (double)d->clamp_min,
-           (double)d->clamp_max);
+           (double)d->clamp_max, d->adaptive, d->out_d, d->out_h, d->out_w);
 }
 
 /* ------------------------------------------------------------ buffers */
@@ -625,6 +679,32 @@ static simdpool_status call_backward(int mode, const simdpool_plan *plan,
   return st;
 }
 
+/* Unpooling (bwd 0) or its backward (bwd 1): src is y (dx), dst x (dy). */
+static simdpool_status call_unpool(int mode, int bwd, const simdpool_plan *plan,
+                                   const float *src, const void *idx,
+                                   float *dst) {
+  pool_token tok = {POOL_MAGIC};
+  simdpool_status st;
+  env_enter();
+  switch (mode) {
+#if FUZZ_HAVE_PARALLEL
+  case MODE_PAR_NULL:
+  case MODE_PAR_REVERSE: {
+    simdpool_parallel_for_fn pf = mode == MODE_PAR_NULL ? NULL : reverse_for;
+    st = bwd ? simdpool_unpool_backward_parallel(plan, src, idx, dst, pf, &tok)
+             : simdpool_unpool_parallel(plan, src, idx, dst, pf, &tok);
+    break;
+  }
+#endif
+  default:
+    (void)tok;
+    st = bwd ? simdpool_unpool_backward(plan, src, idx, dst)
+             : simdpool_unpool(plan, src, idx, dst);
+  }
+  env_leave();
+  return st;
+}
+
 /* A failing call must say why. */
 static void expect_status(simdpool_status got, simdpool_status want,
                           const char *what) {
@@ -642,7 +722,7 @@ typedef struct fuzz {
   simdpool_desc d;
   reader *r;
   unsigned opts;
-  size_t oh, ow, in_n, out_n, isz;
+  size_t od, oh, ow, in_n, out_n, isz;
   /* NHWC pixel strides in elements (c when dense; 1 and unused in NCHW),
    * pixels of x and y, and the elements x/dx and y/dy span */
   size_t xs, ys, in_px, out_px, x_span, y_span;
@@ -651,6 +731,10 @@ typedef struct fuzz {
   buf y, idx, dx;               /* outputs */
   /* the scalar reference's results */
   unsigned char *ref_y, *ref_idx, *ref_dx, *ref_dx_idx, *ref_dx_bad;
+  /* unpooling (into dx's buffer, from dy as y) and its backward (into y's
+   * buffer, from x as dx): from forward's indices, from corrupted ones */
+  unsigned char *ref_up[2], *ref_upb[2];
+  simdpool_status ref_up_st[2];
   unsigned char *x_copy, *dy_copy; /* inputs must stay as they are */
   simdpool_status ref_bad_st;
 } fuzz;
@@ -689,20 +773,25 @@ static void idx_set(const fuzz *f, unsigned char *p, size_t i, uint64_t v) {
 }
 
 /* idx_bad = forward's indices with a few entries changed as the input
- * says: off by one, a row or a column, raw values, extremes, a neighbour's
- * index. Some stay valid taps of their window, most do not. */
+ * says: off by one, a row, a depth slice or a column, raw values, extremes,
+ * a neighbour's index. Some stay valid taps of their window, most do not.
+ * (The sizes fit: the tensors were allocated, and plan creation bounds U8
+ * windows by 256 taps.) */
 static void corrupt_indices(fuzz *f) {
   unsigned char *p = f->idx_bad.data;
   memcpy(p, f->idx_good.data, f->idx_good.bytes);
   const int count = 1 + (int)(f->opts >> 6);
   const int u8 = f->d.index_type == SIMDPOOL_INDEX_U8;
   const int64_t row = u8 ? (int64_t)f->d.kernel_w : (int64_t)f->d.w;
-  const int64_t plane = u8 ? (int64_t)(f->d.kernel_h * f->d.kernel_w)
+  const int64_t slice = u8 ? (int64_t)(f->d.kernel_h * f->d.kernel_w)
                            : (int64_t)(f->d.h * f->d.w);
+  const int64_t plane =
+      u8 ? slice * (int64_t)f->d.kernel_d : slice * (int64_t)f->d.d;
   for (int k = 0; k < count; k++) {
     const size_t pos = (size_t)data_le(f->r, 2) % f->out_n;
     const int64_t v = idx_get(f, p, pos);
     const uint8_t kind = data_u8(f->r);
+    const int64_t step = (kind & 8u) ? slice : row;
     uint64_t nv;
     switch (kind % 8) {
     case 0:
@@ -712,10 +801,10 @@ static void corrupt_indices(fuzz *f) {
       nv = (uint64_t)v - 1;
       break;
     case 2:
-      nv = (uint64_t)v + (uint64_t)row;
+      nv = (uint64_t)v + (uint64_t)step;
       break;
     case 3:
-      nv = (uint64_t)v - (uint64_t)row;
+      nv = (uint64_t)v - (uint64_t)step;
       break;
     case 4:
       nv = data_le(f->r, (int)f->isz);
@@ -777,15 +866,16 @@ static uint32_t float_bits(float v) {
   return b;
 }
 
-/* An oracle independent of the library for 1x1 kernels (no padding is
- * possible, dilation does not matter): y(oy, ox) = f(x(oy*sh, ox*sw)) with
- * MAX f(v) = v (its exact bits; index oy*sh*w + ox*sw, or tap 0), AVG
- * f(v) = (0.0f + v) / 1.0f (so -0 gives +0), LP p = 1 |v|, LP p = 2
+/* An oracle independent of the library for 2D fixed 1x1 windows (no
+ * padding is possible, dilation does not matter): y(oy, ox) = f(x(oy*sh,
+ * ox*sw)) with MAX f(v) = v (its exact bits; index oy*sh*w + ox*sw, or tap 0),
+ * AVG f(v) = (0.0f + v) / 1.0f (so -0 gives +0), LP p = 1 |v|, LP p = 2
  * sqrtf(|v|*|v|); NaN results canonical except for MAX. Checks the scalar
  * reference's forward. */
 static void check_1x1_oracle(const fuzz *f) {
   const simdpool_desc *d = &f->d;
-  if (d->kernel_h != 1 || d->kernel_w != 1)
+  if (d->kernel_h != 1 || d->kernel_w != 1 || d->d != 1 || d->kernel_d != 1 ||
+      d->adaptive)
     return;
   if (d->method == SIMDPOOL_LP && d->p != 1.0f && d->p != 2.0f)
     return;
@@ -847,6 +937,7 @@ enum { BW_NOIDX, BW_IDX, BW_BAD };
 /* Runs everything on one plan. ref: this is the scalar reference run that
  * records the results every later run must match. */
 static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
+  static unsigned char dummy[64]; /* indices a plan without them refuses */
   const unsigned char fill = ref ? FILL_REF : FILL_RUN;
   void *idx_out = f->has_idx ? f->idx.data : NULL;
   const float *x = (const float *)f->x.data;
@@ -935,6 +1026,55 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
     }
   }
 
+  /* Unpooling from forward's indices (dy's values as y; every index a tap
+   * of its window) and from corrupted ones (any in-plane I32/I64 index is
+   * accepted, so the status is the scalar reference's, and on success the
+   * bits are too), and its backward (x's values as dx). A plan without
+   * indices, or not MAX, refuses both and writes nothing. */
+  for (int bad = 0; bad < 2; bad++) {
+    const void *ix = !f->has_idx ? (const void *)dummy
+                     : bad       ? (const void *)f->idx_bad.data
+                                 : (const void *)f->idx_good.data;
+    for (int bwd = 0; bwd < 2; bwd++) {
+      buf *out = bwd ? &f->y : &f->dx;
+      unsigned char *refbuf = bwd ? f->ref_upb[bad] : f->ref_up[bad];
+      for (int mode = 0; mode < NMODES; mode++) {
+        if (!mode_runs(mode, &pool_calls))
+          continue;
+        snprintf(what, sizeof what, "unpool%s%s %s", bwd ? "_backward" : "",
+                 mode_names[mode],
+                 bad ? "from corrupted indices" : "from forward's indices");
+        g_stage = what;
+        buf_fill(out, fill);
+        const simdpool_status st =
+            call_unpool(mode, bwd, plan, bwd ? x : dy, ix, (float *)out->data);
+        check_guards(out, bwd ? "y (unpooling's dy)" : "dx (unpooled x)");
+        const int first = ref && mode == MODE_PLAIN;
+        if (!f->has_idx) {
+          expect_status(st, SIMDPOOL_INVALID_ARGUMENT, what);
+        } else if (!bad) {
+          expect_status(st, SIMDPOOL_OK, what);
+        } else if (first && !bwd) {
+          if (st != SIMDPOOL_OK)
+            expect_status(st, SIMDPOOL_INVALID_ARGUMENT, what);
+          f->ref_up_st[1] = st;
+        } else {
+          expect_status(st, f->ref_up_st[1], what);
+        }
+        if (st != SIMDPOOL_OK) {
+          check_untouched(out, fill, bwd ? "unpooling's dy" : "unpooled x");
+          continue;
+        }
+        settle_gaps(f, out, bwd ? f->ys : f->xs, bwd ? f->out_px : f->in_px,
+                    fill, bwd ? "unpooling's dy" : "unpooled x");
+        save_or_compare(first, refbuf, out, sizeof(float),
+                        bwd ? "unpooling's dy" : "unpooled x");
+      }
+    }
+    if (!f->has_idx)
+      break;
+  }
+
   /* Inputs are const. */
   if (memcmp(f->x.data, f->x_copy, f->x.bytes) != 0 ||
       memcmp(f->dy.data, f->dy_copy, f->dy.bytes) != 0 ||
@@ -943,7 +1083,6 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
     fail("an input (x, dy or indices) was written to");
 
   /* Argument errors: INVALID_ARGUMENT, and no output written. */
-  static unsigned char dummy[64];
   for (int mode = 0; mode < NMODES; mode++) {
     snprintf(what, sizeof what, "forward%s with bad arguments",
              mode_names[mode]);
@@ -993,12 +1132,24 @@ static int mul_fits(size_t a, size_t b, size_t *r) {
   return 1;
 }
 
-/* Does this shape exceed what the SIMD kernels index in int32 lanes? Then
- * a forced SIMD ISA may answer UNSUPPORTED where scalar accepts. */
+/* Does this shape exceed what the SIMD kernels index in int32 lanes (an
+ * input plane d*h*w or a window kernel_d*kernel_h*kernel_w above
+ * INT32_MAX, as simd_geom_ok in dispatch/plan.c; an adaptive window lies
+ * inside the plane)? Then a forced SIMD ISA may answer UNSUPPORTED where
+ * scalar accepts. */
 static int simd_too_big(const simdpool_desc *d) {
-  size_t hw;
-  return !mul_fits(d->h, d->w, &hw) || hw > INT32_MAX || d->kernel_w == 0 ||
-         d->kernel_h > INT32_MAX / d->kernel_w;
+  size_t plane, taps;
+  return !mul_fits(d->d, d->h, &plane) || !mul_fits(plane, d->w, &plane) ||
+         plane > INT32_MAX || !mul_fits(d->kernel_d, d->kernel_h, &taps) ||
+         !mul_fits(taps, d->kernel_w, &taps) || taps > INT32_MAX;
+}
+
+/* The most input elements an adaptive window of one axis holds:
+ * [floor(i*in/out), ceil((i+1)*in/out)) spans at most ceil(in/out) + 1,
+ * and never more than in. */
+static size_t adaptive_extent(size_t in, size_t out) {
+  const size_t e = in / out + 2;
+  return e < in ? e : in;
 }
 
 static const simdpool_isa all_isas[] = {SIMDPOOL_ISA_SCALAR, SIMDPOOL_ISA_SSE41,
@@ -1133,30 +1284,50 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
     }
   }
 
-  /* Accepted plans agree on the output shape. */
+  /* Accepted plans agree on the output shape (output_shape is
+   * output_dims without the depth); adaptive plans have the one asked. */
   if (st[0] == SIMDPOOL_OK) {
-    simdpool_plan_output_shape(plans[0], &f.oh, &f.ow);
+    g_label = labels[0];
+    g_stage = "output shape";
+    simdpool_plan_output_dims(plans[0], &f.od, &f.oh, &f.ow);
+    simdpool_plan_output_dims(plans[0], NULL, NULL, NULL);
     simdpool_plan_output_shape(plans[0], NULL, NULL);
-    if (f.oh == 0 || f.ow == 0)
-      fail("scalar plan has output %zux%zu", f.oh, f.ow);
-    for (size_t i = 1; i < nplans; i++) {
-      size_t oh, ow;
+    if (f.od == 0 || f.oh == 0 || f.ow == 0)
+      fail("scalar plan has output %zux%zux%zu", f.od, f.oh, f.ow);
+    if (desc->adaptive &&
+        (f.od != desc->out_d || f.oh != desc->out_h || f.ow != desc->out_w))
+      fail("adaptive plan has output %zux%zux%zu, asked for %zux%zux%zu", f.od,
+           f.oh, f.ow, desc->out_d, desc->out_h, desc->out_w);
+    for (size_t i = 0; i < nplans; i++) {
+      size_t od, oh, ow, oh2, ow2;
       if (!plans[i])
         continue;
       g_label = labels[i];
-      simdpool_plan_output_shape(plans[i], &oh, &ow);
-      if (oh != f.oh || ow != f.ow)
-        fail("output %zux%zu, scalar %zux%zu", oh, ow, f.oh, f.ow);
+      simdpool_plan_output_dims(plans[i], &od, &oh, &ow);
+      simdpool_plan_output_shape(plans[i], &oh2, &ow2);
+      if (od != f.od || oh != f.oh || ow != f.ow)
+        fail("output %zux%zux%zu, scalar %zux%zux%zu", od, oh, ow, f.od, f.oh,
+             f.ow);
+      if (oh2 != oh || ow2 != ow)
+        fail("plan_output_shape %zux%zu, plan_output_dims %zux%zux%zu", oh2,
+             ow2, od, oh, ow);
     }
+    g_stage = "";
   }
 
-  /* Tensors only for accepted plans below the caps. */
+  /* Tensors only for accepted plans below the caps; the work is the
+   * output times the taps of the largest window. */
   size_t nc = 0, taps = 0, work = 0;
+  if (desc->adaptive && st[0] == SIMDPOOL_OK)
+    taps = adaptive_extent(desc->d, f.od) * adaptive_extent(desc->h, f.oh) *
+           adaptive_extent(desc->w, f.ow);
   int small =
       st[0] == SIMDPOOL_OK && mul_fits(desc->n, desc->c, &nc) &&
-      mul_fits(nc, desc->h, &f.in_n) && mul_fits(f.in_n, desc->w, &f.in_n) &&
-      mul_fits(nc, f.oh, &f.out_n) && mul_fits(f.out_n, f.ow, &f.out_n) &&
-      mul_fits(desc->kernel_h, desc->kernel_w, &taps) &&
+      mul_fits(nc, desc->d, &f.in_n) && mul_fits(f.in_n, desc->h, &f.in_n) &&
+      mul_fits(f.in_n, desc->w, &f.in_n) && mul_fits(nc, f.od, &f.out_n) &&
+      mul_fits(f.out_n, f.oh, &f.out_n) && mul_fits(f.out_n, f.ow, &f.out_n) &&
+      (desc->adaptive || (mul_fits(desc->kernel_d, desc->kernel_h, &taps) &&
+                          mul_fits(taps, desc->kernel_w, &taps))) &&
       mul_fits(f.out_n, taps, &work) && f.in_n <= fuzz_pool_max_elems &&
       f.out_n <= fuzz_pool_max_elems &&
       work <= 2 * fuzz_pool_max_elems - f.in_n;
@@ -1223,6 +1394,12 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
       f.ref_dx_bad = malloc(f.dx.bytes);
       if (!f.ref_idx || !f.ref_dx_idx || !f.ref_dx_bad)
         abort();
+      for (int k = 0; k < 2; k++) {
+        f.ref_up[k] = malloc(f.dx.bytes);
+        f.ref_upb[k] = malloc(f.y.bytes);
+        if (!f.ref_up[k] || !f.ref_upb[k])
+          abort();
+      }
     }
     if (!f.ref_y || !f.ref_dx)
       abort();
@@ -1257,11 +1434,15 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
     free(f.ref_dx);
     free(f.ref_dx_idx);
     free(f.ref_dx_bad);
+    for (int k = 0; k < 2; k++) {
+      free(f.ref_up[k]);
+      free(f.ref_upb[k]);
+    }
   }
   if (fuzz_pool_verbose) {
     printf("  %s\n  scalar: %s", g_desc_text, status_name(st[0]));
     if (st[0] == SIMDPOOL_OK)
-      printf(", output %zux%zu", f.oh, f.ow);
+      printf(", output %zux%zux%zu", f.od, f.oh, f.ow);
     if (small) {
       char e[64];
       printf(", bit-exact (caller environment %s) on",
@@ -1270,7 +1451,8 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
         if (plans[i])
           printf(" %s", labels[i]);
       if (f.has_idx)
-        printf("; corrupted indices: %s", status_name(f.ref_bad_st));
+        printf("; corrupted indices: backward %s, unpool %s",
+               status_name(f.ref_bad_st), status_name(f.ref_up_st[1]));
       if (g_max_tasks > 1)
         printf("; parallel: up to %zu tasks", g_max_tasks);
     } else if (st[0] == SIMDPOOL_OK) {

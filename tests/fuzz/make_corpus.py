@@ -5,9 +5,10 @@
 Each seed encodes one descriptor in fuzz_pool.c's input format (see the comment at the top of
 fuzz_pool.c; this file mirrors it): the hot 2x2/s2 and 3x3/s2/p1 cases, SAME_UPPER/LOWER, ceil
 mode, dilation, LP, AVG with count_include_pad 0 and 1, U8/I32/I64 indices, global pooling,
-shapes big enough for the parallel entry points to split rows, and descriptors plan_create must
-reject. Data is mostly left to the target's generator (seeded by the input's hash); a few seeds
-spell out ties, signed zeros, NaN payloads and index corruptions.
+1D and 3D windows (the X byte's depth axis), adaptive windows (its adaptive bit), shapes big
+enough for the parallel entry points to split rows, and descriptors plan_create must reject.
+Data is mostly left to the target's generator (seeded by the input's hash); a few seeds spell
+out ties, signed zeros, NaN payloads and index corruptions.
 
 Usage: python3 tests/fuzz/make_corpus.py [OUTDIR]   (default: the corpus/ next to this file)
 Regression inputs (regress-*) in the same directory are left alone.
@@ -33,9 +34,11 @@ OPT_AVG_NULL_X, OPT_IDX_NULL_X = 0x10, 0x20
 
 # Size byte flavours (base, modulus), as in decode_desc().
 FLAVOURS = {'n': (1, 3), 'c': (1, 12), 'hw': (1, 12), 'k': (1, 5), 's': (1, 4), 'd': (1, 3),
-            'pad': (0, 4), 'c+': (0, 5), 'stride': (0, 16)}
-# The V byte's extension bit and the X byte's clamp bits.
-V_EXT, X_CLAMP, X_CLAMP_RAW = 0x80, 0x10, 0x20
+            'pad': (0, 4), 'c+': (0, 5), 'stride': (0, 16),
+            # the depth axis (d, kernel_d, stride_d, dilation_d) and out_d
+            'depth': (1, 8), 'kd': (1, 3), 'sd': (1, 3), 'dd': (1, 2), 'od': (1, 8)}
+# The V byte's extension bit and the X byte's clamp, depth-axis and adaptive bits.
+V_EXT, X_CLAMP, X_CLAMP_RAW, X_DEPTH, X_ADAPTIVE = 0x80, 0x10, 0x20, 0x40, 0x80
 CLAMP_BITS = [0xff800000, 0x7f800000, 0x80000000, 0x00000000, 0xbf800000, 0x3f800000,
               0x3f000000, 0xbf000000, 0x40c00000, 0xc0c00000, 0x7f7fffff, 0xff7fffff,
               0x00000001, 0x40000000, 0xc0800000, 0x7fc00000]
@@ -123,9 +126,19 @@ def bound(v):
 def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil=None,
          padding=EXPLICIT, pads=None, ceil=0, cip=1, p=2.0, index=NONE, isa=AUTO, env=None,
          glob=False, opts=0, data=b'', raw_ceil=None, raw_cip=None, xs=None, ys=None,
-         clamp=None, raw_clamp=None):
+         clamp=None, raw_clamp=None, depth=None, dpads=None, adaptive=None,
+         keep_window=False):
     """xs, ys: pixel strides in elements (None: dense); clamp: (min, max) with clamp = 1,
-    or with raw_clamp as the clamp field's raw value."""
+    or with raw_clamp as the clamp field's raw value. depth: (d, kernel_d, stride_d,
+    dilation_d) of a depth axis, dpads: (pad_front, pad_back) (either set of pads brings the
+    other, as zeros); adaptive: (out_d, out_h, out_w) with adaptive = 1, whose window is
+    kernel, stride and dilation 1 unless keep_window keeps the decoded ones (the F byte's
+    global bit)."""
+    if depth is not None and (pads is not None or dpads is not None):
+        pads = pads if pads is not None else (0, 0, 0, 0)
+        dpads = dpads if dpads is not None else (0, 0)
+    assert dpads is None or depth is not None, 'depth pads need a depth axis'
+    assert not keep_window or adaptive is not None, 'keep_window is for adaptive seeds'
     f = 0
     if pads is not None:
         f |= F_PADS
@@ -141,7 +154,7 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
         f |= F_STRIDE
     if dil is not None:
         f |= F_DIL
-    if glob:
+    if glob or keep_window:
         f |= F_GLOBAL
     out = bytes([f]) + enum(method, 3) + enum(layout, 2) + enum(padding, 4)
     xmode, xops = pixel_stride(xs, c)
@@ -149,6 +162,10 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
     x = xmode | ymode << 2
     if clamp is not None:
         x |= X_CLAMP_RAW if raw_clamp is not None else X_CLAMP
+    if depth is not None:
+        x |= X_DEPTH
+    if adaptive is not None:
+        x |= X_ADAPTIVE
     out += enum(index, 4) + enum(isa, 6)
     out += bytes([ENV[env] | V_EXT, x]) if x else bytes([ENV[env]])
     out += size(n, 'n') + size(c, 'c') + size(h, 'hw') + size(w, 'hw')
@@ -159,6 +176,13 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
         out += size(dil[0], 'd') + size(dil[1], 'd')
     if pads is not None:
         out += b''.join(size(v, 'pad') for v in pads)
+    if depth is not None:
+        out += (size(depth[0], 'depth') + size(depth[1], 'kd') + size(depth[2], 'sd')
+                + size(depth[3], 'dd'))
+        if dpads is not None:
+            out += size(dpads[0], 'pad') + size(dpads[1], 'pad')
+    if adaptive is not None:
+        out += size(adaptive[0], 'od') + size(adaptive[1], 'hw') + size(adaptive[2], 'hw')
     if raw_ceil is not None:
         out += struct.pack('<i', raw_ceil)
     if raw_cip is not None:
@@ -173,7 +197,8 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
 
 def corruption(pos, kind, operand=b''):
     """One index corruption: position, kind (0 +1, 1 -1, 2 +row, 3 -row, 4 raw, 5 special,
-    6 copy another position's index, 7 small delta), operand bytes."""
+    6 copy another position's index, 7 small delta; 8 | 2, 8 | 3: plus or minus a depth
+    slice instead of a row), operand bytes."""
     return struct.pack('<H', pos) + bytes([kind]) + operand
 
 
@@ -267,6 +292,84 @@ SEEDS = {
     'env-scalar-auto': seed(method=AVG, c=2, h=9, w=9, k=(3, 3), stride=(2, 2),
                             pads=(1, 1, 1, 1), env='scalar'),
     'env-unknown-forced': seed(c=2, h=8, w=8, env='unknown'),
+    # 3D (depth axis: d, kernel_d, stride_d, dilation_d) and 1D (h = 1).
+    '3d-max-2x2x2s2-i64': seed(n=2, c=3, h=6, w=7, depth=(4, 2, 2, 1), index=I64, opts=0x40),
+    # Index corruptions by a depth slice (h*w): one slice up and down inside the window
+    # (positions 1 and 6: every index still a valid tap), and out of it (position 5).
+    '3d-max-idx-slice-i32': seed(h=4, w=4, depth=(4, 2, 2, 1), index=I32, opts=0x40,
+                                 data=floats([float((v * 5) % 9 - 4) for v in range(64)])
+                                 + floats([1.0] * 8)
+                                 + corruption(1, 8 | 2) + corruption(6, 8 | 3)),
+    '3d-max-idx-slice-out-i32': seed(h=4, w=4, depth=(4, 2, 2, 1), index=I32,
+                                     data=floats([float((v * 5) % 9 - 4) for v in range(64)])
+                                     + floats([1.0] * 8) + corruption(5, 8 | 3)),
+    '3d-max-2x2x2s2-ndhwc-u8': seed(layout=NHWC, c=5, h=6, w=6, depth=(6, 2, 2, 1), index=U8,
+                                    opts=0x80),
+    '3d-avg-3x3x3s1p1-cip0': seed(method=AVG, c=2, h=6, w=7, k=(3, 3), stride=(1, 1),
+                                  pads=(1, 1, 1, 1), depth=(5, 3, 1, 1), dpads=(1, 1), cip=0),
+    '3d-avg-3x3x3s2p1-ndhwc-cip1-stride': seed(method=AVG, layout=NHWC, c=6, h=7, w=5,
+                                               k=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1),
+                                               depth=(7, 3, 2, 1), dpads=(1, 0), cip=1,
+                                               xs=9, ys=7, opts=OPT_AVG_NULL_X),
+    '3d-max-dilation-ceil-i32': seed(c=2, h=7, w=9, k=(2, 3), stride=(2, 2), dil=(2, 1),
+                                     pads=(1, 0, 0, 1), ceil=1, depth=(8, 3, 2, 2),
+                                     dpads=(2, 1), index=I32, opts=0x40),
+    '3d-max-same-upper-ndhwc-i64': seed(layout=NHWC, c=4, h=5, w=6, k=(3, 2), stride=(2, 2),
+                                        padding=SAME_UPPER, depth=(5, 3, 2, 1), index=I64),
+    '3d-lp-p2-2x2x2': seed(method=LP, c=3, h=6, w=6, depth=(4, 2, 2, 1), p=2.0),
+    '3d-lp-p3-ndhwc': seed(method=LP, layout=NHWC, c=4, h=5, w=5, k=(3, 3), stride=(1, 1),
+                           depth=(3, 2, 1, 1), p=3.0),
+    '3d-max-global-i32': seed(c=3, h=5, w=4, glob=True, depth=(3, 1, 1, 1), index=I32),
+    'depth1x1-max-2x2s2-i64': seed(c=3, h=8, w=6, depth=(5, 1, 1, 1), index=I64, opts=0x40),
+    'depth1x1-max-3x3s2p1-i64': seed(c=2, h=9, w=9, k=(3, 3), stride=(2, 2), pads=(1, 1, 1, 1),
+                                     depth=(3, 1, 1, 1), index=I64),
+    'depth1x1-avg-3x3s1p1-ndhwc': seed(method=AVG, layout=NHWC, c=7, h=6, w=6, k=(3, 3),
+                                       stride=(1, 1), pads=(1, 1, 1, 1), depth=(4, 1, 1, 1),
+                                       cip=0),
+    'depth1x1-stride2-max-u8': seed(c=2, h=6, w=6, depth=(6, 1, 2, 1), index=U8),
+    '1d-max-k3s2-i32': seed(c=4, h=1, w=29, k=(1, 3), stride=(1, 2), pads=(0, 1, 0, 1),
+                            index=I32),
+    '1d-avg-nwc-k4s2-ceil': seed(method=AVG, layout=NHWC, c=9, h=1, w=17, k=(1, 4),
+                                 stride=(1, 2), pads=(0, 1, 0, 1), ceil=1, cip=0),
+    '1d-max-nwc-u8-global': seed(layout=NHWC, c=16, h=1, w=11, glob=True, index=U8),
+    # Adaptive windows (out_d, out_h, out_w given; kernel, stride, dilation 1).
+    'adaptive-avg-5to3': seed(method=AVG, c=3, h=5, w=5, adaptive=(1, 3, 3)),
+    'adaptive-avg-14to7': seed(method=AVG, c=8, h=14, w=14, adaptive=(1, 7, 7)),
+    'adaptive-avg-14to7-nhwc': seed(method=AVG, layout=NHWC, c=16, h=14, w=14,
+                                    adaptive=(1, 7, 7), opts=OPT_AVG_NULL_X),
+    'adaptive-avg-3d-7to3-nhwc-stride': seed(method=AVG, layout=NHWC, c=5, h=7, w=6,
+                                             depth=(7, 1, 1, 1), adaptive=(3, 3, 4), xs=6,
+                                             ys=8),
+    'adaptive-avg-global-1x1': seed(method=AVG, c=12, h=7, w=7, adaptive=(1, 1, 1)),
+    'adaptive-max-i32': seed(c=3, h=10, w=9, adaptive=(1, 4, 5), index=I32, opts=0x40),
+    'adaptive-max-3d-i32': seed(c=2, h=10, w=9, depth=(5, 1, 1, 1), adaptive=(3, 4, 5),
+                                index=I32, opts=0x80),
+    'adaptive-max-upsample-nhwc-i64': seed(layout=NHWC, c=4, h=3, w=2, adaptive=(2, 5, 5),
+                                           index=I64, opts=0xC0),
+    'adaptive-max-14to7-nchw': seed(c=4, h=14, w=14, adaptive=(1, 7, 7)),
+    'adaptive-max-clamp': seed(c=2, h=9, w=8, adaptive=(1, 4, 3), clamp=(-1.0, 1.0)),
+    'adaptive-max-ties-nan-i64': seed(h=5, w=3, adaptive=(1, 3, 2), index=I64, data=floats([
+        PZ, NZ, 1.0, NAN_A, 1.0, 1.0, NZ, PZ, SNAN, 2.0, 2.0, NAN_B, INF, INF, NINF])),
+    # The library must reject these.
+    'reject-adaptive-lp': seed(method=LP, h=6, w=6, adaptive=(1, 3, 3)),
+    'reject-adaptive-u8': seed(h=6, w=6, adaptive=(1, 3, 3), index=U8),
+    'reject-adaptive-out-h-0': seed(method=AVG, h=6, w=6, adaptive=(1, 0, 3)),
+    'reject-adaptive-out-d-0': seed(h=6, w=6, depth=(4, 1, 1, 1), adaptive=(0, 3, 3)),
+    'reject-adaptive-kernel': seed(method=AVG, h=6, w=6, k=(2, 2), adaptive=(1, 3, 3),
+                                   keep_window=True),
+    'reject-adaptive-stride': seed(h=6, w=6, k=(1, 1), stride=(1, 2), adaptive=(1, 3, 3),
+                                   keep_window=True),
+    'reject-adaptive-kernel-d': seed(h=6, w=6, depth=(4, 2, 1, 1), adaptive=(2, 3, 3),
+                                     keep_window=True, k=(1, 1)),
+    'reject-adaptive-pads': seed(method=AVG, h=6, w=6, pads=(0, 1, 0, 0), adaptive=(1, 3, 3)),
+    'reject-adaptive-ceil': seed(h=6, w=6, ceil=1, adaptive=(1, 3, 3)),
+    'reject-adaptive-same': seed(h=6, w=6, padding=SAME_UPPER, adaptive=(1, 3, 3)),
+    'reject-3d-d0': seed(h=4, w=4, depth=(0, 1, 1, 1)),
+    'reject-3d-pad-front': seed(h=4, w=4, depth=(4, 2, 2, 1), dpads=(2, 0)),
+    'reject-3d-u8-2x16x16': seed(h=16, w=16, k=(16, 16), depth=(2, 2, 2, 1), index=U8),
+    'reject-3d-huge-d': seed(h=4, w=4, depth=(2**62, 1, 1, 1)),
+    # A 3D tensor big enough for the parallel entry points to split it.
+    'par-3d-max-2x2x2-i32': seed(c=8, h=32, w=32, depth=(16, 2, 2, 1), index=I32),
 }
 
 
