@@ -382,6 +382,10 @@ bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
     cs = pool3d("syn_nd", "generated: 3x3x3/s2", m, 1, 32, 8, 28, 3, 3, 2, 2, 0,
                 0);
     break;
+  case SP_SHAPE_2X2X2S2:
+    cs = pool3d("syn_2x2x2s2", "generated: 2x2x2/s2", m, 1, 32, 8, 28, 2, 2, 2,
+                2, 0, 0);
+    break;
   default:
     return false;
   }
@@ -645,6 +649,8 @@ const char *shape_name(sp_shape s) {
     return "global";
   case SP_SHAPE_ND:
     return "nd";
+  case SP_SHAPE_2X2X2S2:
+    return "2x2x2s2";
   default:
     return "?";
   }

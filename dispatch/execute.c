@@ -479,7 +479,7 @@ static simdpool_status check_unpool(const simdpool_plan *plan, const float *src,
   size_t bad = SIZE_MAX;
   /* U8 tap numbers must name valid taps; flat indices are checked as taps
    * of their windows only when the plan's kernel relies on it. */
-  if (u8 || !sp_takes_any_index(plan->kernel[op])) {
+  if (u8 || !sp_is_general(plan->kernel[op])) {
     bad = first_bad_tap(plan, indices, par, &value);
     if (bad == SIZE_MAX)
       *general = 0;

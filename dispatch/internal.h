@@ -66,10 +66,11 @@ const sp_kernel_entry *sp_pick_kernel(simdpool_isa isa, const sp_geom *g,
  * that take any in-plane index. */
 const sp_kernel_entry *sp_pick_general(simdpool_isa isa, const sp_geom *g,
                                        sp_op op);
-/* Is e a kernel that takes any index inside its plane (GENERAL or ND)? An
- * unpooling kernel of another class relies on every index naming a valid
- * tap of its own window. */
-int sp_takes_any_index(const sp_kernel_entry *e);
+/* Is e of a general class (GENERAL, ND): one that takes every geometry of
+ * its rank, and for unpooling any index inside its plane? A kernel of
+ * another class is specialised, and an unpooling one relies on every index
+ * naming a valid tap of its own window. */
+int sp_is_general(const sp_kernel_entry *e);
 
 /* Runs fn(g, io) in the IEEE default floating-point environment and puts
  * the caller's control and status state back afterwards (fpenv.c). Every

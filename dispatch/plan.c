@@ -759,8 +759,19 @@ void sp_simplify_geom(sp_geom *g) {
 
 /* ------------------------------------------------------------ kernel choice */
 
+/* One axis of a 2x2/stride-2 window class: 2 taps, stride 2, undilated,
+ * no leading padding, and every window inside the input. */
+static int axis_2s2(size_t k, size_t s, size_t dil, size_t pad, size_t in,
+                    size_t out) {
+  return k == 2 && s == 2 && dil == 1 && pad == 0 && 2 * out <= in;
+}
+
 int sp_shape_matches(sp_shape s, const sp_geom *g) {
   const int undilated = g->dh == 1 && g->dw == 1;
+  if (s == SP_SHAPE_2X2X2S2)
+    return !g->adaptive && axis_2s2(g->kd, g->sd, g->dd, g->pf, g->d, g->od) &&
+           axis_2s2(g->kh, g->sh, g->dh, g->pt, g->h, g->oh) &&
+           axis_2s2(g->kw, g->sw, g->dw, g->pl, g->w, g->ow);
   if (s == SP_SHAPE_ND)
     return !sp_geom_2d(g);
   if (!sp_geom_2d(g))
@@ -768,11 +779,12 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
   switch (s) {
   case SP_SHAPE_GENERAL:
   case SP_SHAPE_ND:
+  case SP_SHAPE_2X2X2S2:
     return 1;
   case SP_SHAPE_2X2S2:
     /* No window touches padding: all four taps of every window are valid. */
-    return undilated && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
-           g->pt == 0 && g->pl == 0 && 2 * g->oh <= g->h && 2 * g->ow <= g->w;
+    return axis_2s2(g->kh, g->sh, g->dh, g->pt, g->h, g->oh) &&
+           axis_2s2(g->kw, g->sw, g->dw, g->pl, g->w, g->ow);
   case SP_SHAPE_3X3S2P1:
     return undilated && g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2 &&
            g->pt == 1 && g->pl == 1;
@@ -795,7 +807,7 @@ int sp_op_needed(const sp_geom *g, sp_op op) {
   return op == SP_OP_FWD || op == SP_OP_BWD;
 }
 
-int sp_takes_any_index(const sp_kernel_entry *e) {
+int sp_is_general(const sp_kernel_entry *e) {
   return e->shape == SP_SHAPE_GENERAL || e->shape == SP_SHAPE_ND;
 }
 
@@ -817,12 +829,11 @@ static const sp_kernel_entry *pick(simdpool_isa isa, const sp_geom *g, sp_op op,
     const sp_kernel_entry *e = &sp_registry[i];
     if (e->isa != isa || e->method != g->method || e->layout != g->layout ||
         e->op != op || !(e->index_mask & SP_IDX_BIT(it)) ||
-        !sp_shape_matches(e->shape, g) ||
-        (general_only && !sp_takes_any_index(e)))
+        !sp_shape_matches(e->shape, g) || (general_only && !sp_is_general(e)))
       continue;
-    /* Prefer a specialised class over GENERAL; among equals, the first. */
-    if (!best ||
-        (best->shape == SP_SHAPE_GENERAL && e->shape != SP_SHAPE_GENERAL))
+    /* Prefer a specialised class over GENERAL and ND (the classes that take
+     * every geometry of their rank); among equals, the first. */
+    if (!best || (sp_is_general(best) && !sp_is_general(e)))
       best = e;
   }
   return best;

@@ -130,6 +130,8 @@ typedef enum {
   SP_SHAPE_3X3S1,   /* 3x3, stride 1, dilation 1 */
   SP_SHAPE_GLOBAL,  /* one window covering the whole input, no padding */
   SP_SHAPE_ND,      /* a depth axis or adaptive windows (GENERAL: neither) */
+  SP_SHAPE_2X2X2S2, /* 3D 2x2x2, stride 2, dilation 1, no window touches
+                       padding (the 2X2S2 rules on every axis) */
   SP_SHAPE_COUNT
 } sp_shape;
 

@@ -173,6 +173,16 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     d->pad_bottom = rnd_range(0, 2);
     d->pad_right = rnd_range(0, 2);
     return;
+  case SP_SHAPE_2X2X2S2:
+    /* 2x2x2/s2 over 2..7 slices (odd counts leave a slice no window
+     * reaches), odd and even rows and columns, at times ceil mode (whose
+     * last windows would overhang: no longer this class). */
+    simdpool_desc_init_3d(d, e->method, e->layout, n, c, rnd_range(2, 7),
+                          rnd_range(2, 12), rnd_range(2, wmax), 2, 2, 2);
+    d->index_type = it;
+    d->isa = SIMDPOOL_ISA_SCALAR;
+    d->ceil_mode = rnd() % 4 == 0;
+    return;
   case SP_SHAPE_ND: {
     /* A depth window of 2 or 3 slices, or adaptive windows (MAX and AVG;
      * not with U8 indices), any rank up to 3; small, the kernels walk

@@ -227,6 +227,72 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   }
 }
 
+/* ================================================================ 2x2x2/s2
+ * 3D MAX, 2x2x2 windows, stride 2, no padding (SP_SHAPE_2X2X2S2), NCHW:
+ * lanes over output columns as in 2D. Each window is the 2x2 tree of its
+ * front slice, the same of its back slice, then back against front: taps
+ * stay in scan order (depth, row, column), hence the reference's bits. */
+
+/* One block of cnt outputs at (od, oy, ox); r0 is the window's first input
+ * row (front slice), hw the elements of one slice. */
+SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int track,
+                                const float *r0, size_t hw, size_t o, size_t od,
+                                size_t oy, size_t ox, size_t cnt) {
+  vf a[8];
+  load_pairs(r0, cnt, &a[0], &a[1]);
+  load_pairs(r0 + g->w, cnt, &a[2], &a[3]);
+  load_pairs(r0 + hw, cnt, &a[4], &a[5]);
+  load_pairs(r0 + hw + g->w, cnt, &a[6], &a[7]);
+  /* Labels: the flat positions of each lane's taps (I32/I64) or the tap
+   * numbers 0..7 (U8; front 0..3, back 4..7). */
+  vi lf[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)};
+  vi lb[4] = {vi_set1(4), vi_set1(5), vi_set1(6), vi_set1(7)};
+  if (track && g->index_type != SIMDPOOL_INDEX_U8) {
+    lf[0] = vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
+    lf[1] = vi_add(lf[0], vi_set1(1));
+    lf[2] = vi_add(lf[0], vi_set1((int32_t)g->w));
+    lf[3] = vi_add(lf[2], vi_set1(1));
+    for (int t = 0; t < 4; t++)
+      lb[t] = vi_add(lf[t], vi_set1((int32_t)hw));
+  }
+  vi wf = vi_set1(0), wb = vi_set1(0);
+  const vf front =
+      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], lf, &wf);
+  const vf back =
+      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], lb, &wb);
+  const vm later = mx_replaces(back, front);
+  store_lanes(io->y + o, yclamp(g, vf_select(later, front, back)), cnt);
+  if (track)
+    store_index(io->indices, g->index_type, o, vi_select(later, wf, wb), cnt);
+}
+
+SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int track) {
+  const size_t hw = g->h * g->w;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->d * g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->od * g->oh, g->ow);
+      for (size_t od = 0; od < g->od; od++) {
+        for (size_t oy = 0; oy < g->oh; oy++) {
+          const float *r0 = io->x + px.base + (2 * od * g->h + 2 * oy) * g->w;
+          const size_t orow = py.base + (od * g->oh + oy) * g->ow;
+          FOR_EACH_ROW_BLOCK(g->ow, {
+            fwd2x2x2_nchw_block(g, io, track, r0 + 2 * ox, hw, orow + ox, od,
+                                oy, ox, cnt);
+          });
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_fwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    fwd2x2x2_nchw_body(g, io, 0);
+  else
+    fwd2x2x2_nchw_body(g, io, 1);
+}
+
 void SP_FN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     fwd2x2_nchw_body(g, io, P2_MAX, 0);
