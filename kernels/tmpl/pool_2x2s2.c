@@ -461,6 +461,91 @@ SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
   }
 }
 
+/* Backward 2x2x2/s2 (BWD_MAX, BWD_MAX_IDX, BWD_UNPOOL): as in 2D, windows
+ * do not overlap, so each covered dx element gets one store: the share
+ * where its window's winner is, +0.0f elsewhere; elements no window covers
+ * (an odd last slice, row or column) get +0.0f. */
+SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
+                                const float *r0, float *d0, size_t hw, size_t o,
+                                size_t od, size_t oy, size_t ox, size_t cnt) {
+  vm m[8];
+  if (mode == BWD_MAX) {
+    /* The winner as in forward: front tree, back tree, back against front. */
+    vf a[8];
+    const float *p = r0 + 2 * ox;
+    load_pairs(p, cnt, &a[0], &a[1]);
+    load_pairs(p + g->w, cnt, &a[2], &a[3]);
+    load_pairs(p + hw, cnt, &a[4], &a[5]);
+    load_pairs(p + hw + g->w, cnt, &a[6], &a[7]);
+    vi tf, tb;
+    const vf front = max2x2(a[0], a[1], a[2], a[3], &tf);
+    const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
+    const vi tap =
+        vi_select(mx_replaces(back, front), tf, vi_add(tb, vi_set1(4)));
+    for (int t = 0; t < 8; t++)
+      m[t] = vm_eq_i(tap, vi_set1(t));
+  } else {
+    /* The index names one of the window's 8 taps (dispatch checked it):
+     * its flat position, or its tap number (U8). */
+    const vi idx = load_index(io->indices, g->index_type, o, cnt);
+    const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+    const vi base =
+        u8 ? vi_set1(0)
+           : vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
+    const int32_t w = u8 ? 2 : (int32_t)g->w, s = u8 ? 4 : (int32_t)hw;
+    const int32_t off[8] = {0, 1, w, w + 1, s, s + 1, s + w, s + w + 1};
+    for (int t = 0; t < 8; t++)
+      m[t] = vm_eq_i(idx, vi_add(base, vi_set1(off[t])));
+  }
+  const vf share = bwd2x2_share(mode, load_lanes(io->dy + o, cnt));
+  const vf z = vf_zero();
+  float *rows[4] = {d0, d0 + g->w, d0 + hw, d0 + hw + g->w};
+  for (int r = 0; r < 4; r++)
+    store_pairs(rows[r] + 2 * ox, cnt, vf_select(m[2 * r], z, share),
+                vf_select(m[2 * r + 1], z, share));
+}
+
+SP_HOT void bwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
+  const size_t hw = g->h * g->w, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
+  for (size_t n = 0; n < g->n; n++) {
+    for (size_t c = 0; c < g->c; c++) {
+      const sp_plane px = sp_plane_of(g, n, c, g->d * g->h, g->w);
+      const sp_plane py = sp_plane_of(g, n, c, g->od * g->oh, g->ow);
+      float *dxp = io->dx + px.base;
+      for (size_t od = 0; od < g->od; od++) {
+        float *s0 = dxp + 2 * od * hw; /* the front slice of the pair */
+        for (size_t oy = 0; oy < g->oh; oy++) {
+          const size_t at = 2 * oy * g->w;
+          const float *r0 =
+              mode == BWD_MAX ? io->x + px.base + 2 * od * hw + at : NULL;
+          const size_t orow = py.base + (od * g->oh + oy) * g->ow;
+          FOR_EACH_ROW_BLOCK(g->ow, {
+            bwd2x2x2_nchw_block(g, io, mode, r0, s0 + at, hw, orow + ox, od, oy,
+                                ox, cnt);
+          });
+          if (cov_w < g->w)
+            for (size_t r = 0; r < 4; r++)
+              zero_tensor(s0 + at + (r & 1) * g->w + (r >> 1) * hw + cov_w,
+                          g->w - cov_w);
+        }
+        zero_tensor(s0 + cov_h * g->w, (g->h - cov_h) * g->w);
+        zero_tensor(s0 + hw + cov_h * g->w, (g->h - cov_h) * g->w);
+      }
+      zero_tensor(dxp + 2 * g->od * hw, (g->d - 2 * g->od) * hw);
+    }
+  }
+}
+
+void SP_FN(sp_maxpool_bwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2x2_nchw_body(g, io, BWD_MAX);
+}
+void SP_FN(sp_maxpool_bwd_idx_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2x2_nchw_body(g, io, BWD_MAX_IDX);
+}
+void SP_FN(sp_unpool_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  bwd2x2x2_nchw_body(g, io, BWD_UNPOOL);
+}
+
 void SP_FN(sp_maxpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_MAX);
 }
