@@ -30,6 +30,7 @@ typedef struct par_job {
   size_t per_chunk;  /* planes per chunk when not splitting rows */
   size_t row_blocks; /* > 1: each plane is cut into this many row blocks */
   int bands;         /* row blocks are dx row bands of the whole plane */
+  int slices;        /* row blocks are blocks of output slices (3D) */
   int general;       /* unpooling with indices that are not all taps of
                         their own windows: GENERAL/ND kernels only */
   atomic_size_t bad; /* index validation: the first bad element found */
@@ -40,7 +41,8 @@ typedef struct chunk {
   sp_geom g;
   sp_io io;
   size_t out_off; /* its first output element in the whole call (dense) */
-  size_t first;   /* row blocks: its first input row in the plane */
+  size_t bias;    /* its first input element in the plane: what forward's
+                     flat indices, counted from there, must add */
 } chunk;
 
 /* First row of row block b when `rows` rows (output rows, or dx rows for
@@ -61,9 +63,34 @@ static size_t block_start(const par_job *j, size_t rows, size_t b) {
 static void chunk_of(const par_job *j, size_t i, chunk *c) {
   const sp_geom *g = &j->plan->geom;
   c->g = *g;
-  c->first = 0;
+  c->bias = 0;
   size_t in_off, out_off;
-  if (j->bands) {
+  if (j->slices) {
+    /* Output slices [s0, s1) of plane p, as row blocks do with rows: from
+     * input slice first = s0*sd - pf (or with the rest of the front
+     * padding), forward to the last slice, backward to the next block's
+     * first slice, which no other block's windows reach. */
+    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
+    const size_t s0 = block_start(j, g->od, b),
+                 s1 = block_start(j, g->od, b + 1);
+    c->g.n = 1;
+    if (c->g.layout == SIMDPOOL_NCHW)
+      c->g.c = 1;
+    const size_t front = s0 * g->sd;
+    const size_t first = front >= g->pf ? front - g->pf : 0;
+    c->g.pf = front >= g->pf ? 0 : g->pf - front;
+    c->g.od = s1 - s0;
+    size_t end = g->d;
+    if (j->op != SP_OP_FWD && s1 < g->od) {
+      end = s1 * g->sd - g->pf;
+      c->g.pk = 0;
+    }
+    c->g.d = end - first;
+    const size_t slice = g->h * j->row, oslice = g->oh * j->orow;
+    in_off = p * j->in_plane + first * slice;
+    out_off = p * j->out_plane + s0 * oslice;
+    c->bias = first * g->h * g->w;
+  } else if (j->bands) {
     /* dx rows [row0, row1) of plane p: the whole plane's geometry, so every
      * covering output and every flat index stays as it is. */
     const size_t p = i / j->row_blocks, b = i % j->row_blocks;
@@ -82,7 +109,7 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
     const size_t top = r0 * g->sh; /* first window row, plus pt */
-    c->first = top >= g->pt ? top - g->pt : 0;
+    const size_t first = top >= g->pt ? top - g->pt : 0;
     c->g.pt = top >= g->pt ? 0 : g->pt - top;
     c->g.oh = r1 - r0;
     size_t end = g->h; /* input rows [first, end) */
@@ -90,8 +117,9 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
       end = r1 * g->sh - g->pt;
       c->g.pb = 0;
     }
-    c->g.h = end - c->first;
-    in_off = p * j->in_plane + c->first * j->row;
+    c->g.h = end - first;
+    in_off = p * j->in_plane + first * j->row;
+    c->bias = first * g->w;
     out_off = p * j->out_plane + r0 * j->orow;
   } else {
     const size_t p0 = i * j->per_chunk;
@@ -136,12 +164,13 @@ static void run_chunk(void *ctx, size_t i) {
                                  : sp_pick_kernel(j->plan->isa, &c.g, j->op);
   sp_call_kernel_clamped(k->fn, j->op == SP_OP_FWD ? j->plan->clamp : NULL,
                          &c.g, &c.io);
-  /* Flat indices count from the top of the whole plane: the kernel counted
-   * from row `first`. (Backward row blocks never take flat indices.) */
-  if (j->op != SP_OP_FWD || c.first == 0)
+  /* Flat indices count from the start of the whole plane: the kernel
+   * counted from its first row or slice. (Backward blocks never take flat
+   * indices.) */
+  if (j->op != SP_OP_FWD || c.bias == 0)
     return;
-  const size_t count = c.g.oh * j->orow;
-  const size_t bias = c.first * c.g.w; /* < h*w */
+  const size_t count = c.g.od * c.g.oh * j->orow;
+  const size_t bias = c.bias; /* < d*h*w */
   if (c.g.index_type == SIMDPOOL_INDEX_I32) {
     int32_t *ix = c.io.indices;
     for (size_t k = 0; k < count; k++)
@@ -214,8 +243,19 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
                                  ? NULL
                                  : sp_pick_kernel(plan->isa, g, op);
   j->bands = k && k->row_range && sp_bwd_rows_ok(g) && g->h > 1;
-  /* Plans with a depth axis or adaptive windows split planes only, and so
-   * does unpooling (an index may point anywhere in its plane). */
+  /* 3D plans with fixed windows split into blocks of output slices by the
+   * rules of row blocks on the depth axis; adaptive plans split planes
+   * only, and so does unpooling (an index may point anywhere in its
+   * plane). */
+  const size_t ed = g->dd * (g->kd - 1) + 1;
+  if (j->planes < chunks && g->od > 1 && !g->adaptive &&
+      (op == SP_OP_FWD || (ed <= g->sd && !flat_idx)) && op != SP_OP_UNPOOL &&
+      op != SP_OP_UNPOOL_BWD) {
+    size_t blocks = (chunks + j->planes - 1) / j->planes;
+    j->slices = 1;
+    j->row_blocks = blocks < g->od ? blocks : g->od;
+    return j->planes * j->row_blocks;
+  }
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
       (g->oh == 1 && !j->bands) || !sp_geom_2d(g) || op == SP_OP_UNPOOL ||
       op == SP_OP_UNPOOL_BWD) {

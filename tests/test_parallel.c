@@ -361,6 +361,52 @@ START_TEST(test_bit_identical) {
 }
 END_TEST
 
+/* 3D plans of one image, so that the chunks are blocks of output slices
+ * (fixed windows) or planes (adaptive windows): the random depth-axis
+ * descriptors of the kernel suites (test_random.h), ND and 2x2x2/s2, every
+ * index type. _i: method * 2 + layout. */
+START_TEST(test_3d_bit_identical) {
+  const simdpool_method m = (simdpool_method)(_i / 2);
+  const simdpool_layout l = (simdpool_layout)(_i % 2);
+  rng_state = seed + (uint64_t)_i * 104729;
+  pools_up();
+  runner rs[4 * N_POOLS + 3];
+  const size_t nr = make_runners(rs);
+  size_t ran = 0, split = 0;
+  for (size_t a = 0; a < sizeof all_isas / sizeof all_isas[0]; a++) {
+    if (!simdpool_isa_supported(all_isas[a]))
+      continue;
+    for (size_t k = 0; k < scaled(40); k++) {
+      const sp_shape shape = k % 3 ? SP_SHAPE_ND : SP_SHAPE_2X2X2S2;
+      const simdpool_index_type it = m == SIMDPOOL_MAX
+                                         ? (simdpool_index_type)(k % 4)
+                                         : SIMDPOOL_INDEX_NONE;
+      const sp_kernel_entry probe = {"probe", all_isas[a], m, l,   SP_OP_FWD,
+                                     shape,   SP_IDX_ANY,  0, NULL};
+      simdpool_desc d;
+      rnd_desc(&d, &probe, it);
+      d.n = 1;
+      d.isa = all_isas[a];
+      simdpool_plan *plan = NULL;
+      if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
+        continue;
+      split += plan->geom.od > 1 && !plan->geom.adaptive;
+      check_config(plan, &d, rs, nr);
+      simdpool_plan_destroy(plan);
+      ran++;
+    }
+  }
+  ck_assert_uint_ge(split, 1);
+  printf("  parallel 3d %s %s: %zu configurations (%zu with slice blocks) x "
+         "%zu runners, bit-identical\n",
+         m == SIMDPOOL_MAX   ? "max"
+         : m == SIMDPOOL_AVG ? "avg"
+                             : "lp",
+         l == SIMDPOOL_NCHW ? "nchw" : "nhwc", ran, split, nr);
+  pools_down();
+}
+END_TEST
+
 /* Large enough for the public entry points to cut many chunks: n = 1 NHWC
  * (row blocks) and NCHW (plane groups), the bench's kind of shapes. */
 START_TEST(test_big_shapes) {
@@ -787,6 +833,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_bit_identical, 0, 6);
   tcase_add_test(tc, test_big_shapes);
+  tcase_add_loop_test(tc, test_3d_bit_identical, 0, 6);
   suite_add_tcase(su, tc);
   TCase *pool = tcase_create("threadpool");
   tcase_set_timeout(pool, 120);
