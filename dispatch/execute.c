@@ -81,10 +81,53 @@ static int axis_tap_ok(sp_win a, size_t in, size_t v) {
   return rel % a.dil == 0 && rel / a.dil < a.k;
 }
 
+/* flat_ok with a depth axis: slices of the window are dd*h*w apart and a
+ * slice's rows and columns span less than h*w, so v decomposes uniquely by
+ * subtraction too. */
+static int flat3_ok(const sp_geom *g, long long v, ic_taps sl, ic_taps row,
+                    ic_taps col) {
+  if (v < 0)
+    return 0;
+  const size_t base = (sl.first * g->h + row.first) * g->w + col.first;
+  if ((unsigned long long)v < base)
+    return 0;
+  size_t rel = (size_t)v - base;
+  const size_t slice_step = g->dd * g->h * g->w;
+  for (size_t a = 1; a < sl.count && rel >= slice_step; a++)
+    rel -= slice_step;
+  const size_t row_step = g->dh * g->w;
+  for (size_t a = 1; a < row.count && rel >= row_step; a++)
+    rel -= row_step;
+  return rel <= (col.count - 1) * g->dw && (g->dw == 1 || rel % g->dw == 0);
+}
+
 /* sp_find_bad_index for plans with a depth axis or adaptive windows: each
- * index decomposed into its axes, one output at a time. */
+ * index decomposed into its axes, one output at a time (flat indices of
+ * fixed windows by flat3_ok, without a division). */
 static size_t find_bad_index_nd(const sp_geom *g, const void *indices,
                                 long long *value) {
+  if (!g->adaptive && g->index_type != SIMDPOOL_INDEX_U8) {
+    const size_t planes = g->layout == SIMDPOOL_NHWC ? g->n : g->n * g->c;
+    const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
+    size_t o = 0;
+    for (size_t pl = 0; pl < planes; pl++)
+      for (size_t od = 0; od < g->od; od++) {
+        const ic_taps sl = ic_taps_of(od, g->sd, g->pf, g->kd, g->dd, g->d);
+        for (size_t oy = 0; oy < g->oh; oy++) {
+          const ic_taps row = ic_taps_of(oy, g->sh, g->pt, g->kh, g->dh, g->h);
+          for (size_t ox = 0; ox < g->ow; ox++) {
+            const ic_taps col =
+                ic_taps_of(ox, g->sw, g->pl, g->kw, g->dw, g->w);
+            for (size_t l = 0; l < lanes; l++, o++) {
+              *value = index_value(g->index_type, indices, o);
+              if (!flat3_ok(g, *value, sl, row, col))
+                return o;
+            }
+          }
+        }
+      }
+    return SIZE_MAX;
+  }
   const int nhwc = g->layout == SIMDPOOL_NHWC;
   const size_t planes = nhwc ? g->n : g->n * g->c;
   const size_t lanes = nhwc ? g->c : 1;
