@@ -101,11 +101,59 @@ static int flat3_ok(const sp_geom *g, long long v, ic_taps sl, ic_taps row,
   return rel <= (col.count - 1) * g->dw && (g->dw == 1 || rel % g->dw == 0);
 }
 
+/* Is flat index v a tap of the whole 2x2x2 window at flat position base?
+ * (No branch: the row loop below vectorises.) */
+static inline int tap_of_2x2x2(long long v, long long base, long long w,
+                               long long hw) {
+  const long long r = v - base;
+  return (r == 0) | (r == 1) | (r == w) | (r == w + 1) | (r == hw) |
+         (r == hw + 1) | (r == hw + w) | (r == hw + w + 1);
+}
+
+/* sp_find_bad_index for the 2x2x2/s2 class (every window whole): a row of
+ * outputs is scanned without an early exit, and only a row that holds a
+ * bad index is walked again to find it. */
+static size_t find_bad_2x2x2(const sp_geom *g, const void *indices,
+                             long long *value) {
+  const size_t planes = g->layout == SIMDPOOL_NHWC ? g->n : g->n * g->c;
+  const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
+  const long long w = (long long)g->w, hw = (long long)(g->h * g->w);
+  const int i64 = g->index_type == SIMDPOOL_INDEX_I64;
+  const size_t run = g->ow * lanes;
+  size_t o = 0;
+  for (size_t pl = 0; pl < planes; pl++)
+    for (size_t od = 0; od < g->od; od++)
+      for (size_t oy = 0; oy < g->oh; oy++, o += run) {
+        const long long base = (long long)((2 * od * g->h + 2 * oy) * g->w);
+        int ok = 1;
+        if (i64) {
+          const int64_t *ix = (const int64_t *)indices + o;
+          for (size_t i = 0; i < run; i++)
+            ok &= tap_of_2x2x2(ix[i], base + 2 * (long long)(i / lanes), w, hw);
+        } else {
+          const int32_t *ix = (const int32_t *)indices + o;
+          for (size_t i = 0; i < run; i++)
+            ok &= tap_of_2x2x2(ix[i], base + 2 * (long long)(i / lanes), w, hw);
+        }
+        if (ok)
+          continue;
+        for (size_t i = 0; i < run; i++) {
+          *value = index_value(g->index_type, indices, o + i);
+          if (!tap_of_2x2x2(*value, base + 2 * (long long)(i / lanes), w, hw))
+            return o + i;
+        }
+      }
+  return SIZE_MAX;
+}
+
 /* sp_find_bad_index for plans with a depth axis or adaptive windows: each
  * index decomposed into its axes, one output at a time (flat indices of
  * fixed windows by flat3_ok, without a division). */
 static size_t find_bad_index_nd(const sp_geom *g, const void *indices,
                                 long long *value) {
+  if (g->index_type != SIMDPOOL_INDEX_U8 &&
+      sp_shape_matches(SP_SHAPE_2X2X2S2, g))
+    return find_bad_2x2x2(g, indices, value);
   if (!g->adaptive && g->index_type != SIMDPOOL_INDEX_U8) {
     const size_t planes = g->layout == SIMDPOOL_NHWC ? g->n : g->n * g->c;
     const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
