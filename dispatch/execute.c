@@ -105,9 +105,13 @@ static int flat3_ok(const sp_geom *g, long long v, ic_taps sl, ic_taps row,
  * (No branch: the row loop below vectorises.) */
 static inline int tap_of_2x2x2(long long v, long long base, long long w,
                                long long hw) {
-  const long long r = v - base;
-  return (r == 0) | (r == 1) | (r == w) | (r == w + 1) | (r == hw) |
-         (r == hw + 1) | (r == hw + w) | (r == hw + w + 1);
+  /* Unsigned: a corrupt v near LLONG_MIN must wrap, not overflow; the
+   * equalities below hold exactly when they would in exact arithmetic. */
+  const unsigned long long r = (unsigned long long)v - (unsigned long long)base;
+  const unsigned long long uw = (unsigned long long)w,
+                           uhw = (unsigned long long)hw;
+  return (r == 0) | (r == 1) | (r == uw) | (r == uw + 1) | (r == uhw) |
+         (r == uhw + 1) | (r == uhw + uw) | (r == uhw + uw + 1);
 }
 
 /* sp_find_bad_index for the 2x2x2/s2 class (every window whole): a row of
