@@ -525,6 +525,10 @@ static const big_shape big_shapes[] = {
     {30, 700, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* 8 bands x 2 tiles */
     {300, 30, 90, 2, 2, 1, 3, 1, 0, 0, 0, 0, 0, 0}, /* too tall: no scratch */
     {8, 800, 2, 100, 1, 1, 1, 8, 1, 0, 0, 0, 0, 1}, /* too wide: no scratch */
+    /* Stride 1 under a window of 128 rows over narrow rows: the NCHW gather
+     * backward's ring fits, but its groups would have more covering rows
+     * than its tables (GATHER_MAX); found by the fuzzer. */
+    {130, 2, 128, 2, 1, 1, 1, 1, 64, 64, 0, 0, 0, 0},
     /* AVG divisors: more border blocks per row than col_divs keeps. */
     {3, 310, 1, 301, 1, 1, 1, 1, 0, 0, 150, 150, 0, 0},
     /* The specialised shapes, large enough for several bands and tiles. */

@@ -276,6 +276,10 @@ static inline int gather_ring_of(const sp_geom *g, gather_ring *r, size_t per,
   if (g->sw != 1 || g->dh != 1 || g->dw != 1 || g->kw < 2)
     return 0;
   r->rows = (g->kh + AVG_GATHER_ROWS - 2) / g->sh + 1;
+  /* A group's covering rows m <= r->rows index the kernels' per-group
+   * tables of GATHER_MAX entries. */
+  if (r->rows > GATHER_MAX)
+    return 0;
   r->lead = g->kw - 1;
   /* Lane ix of a block starting below w reads slot index ix + pl - kj +
    * lead; the shares sit at [lead, lead + ow). */
