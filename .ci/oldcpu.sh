@@ -7,11 +7,9 @@
 # Nehalem isa-avx2) skipped. Usage: .ci/oldcpu.sh [build dir, default build-test]
 #
 # Environment: SIMDPOOL_OLDCPU_SCALE (default 0.05) replaces SIMDPOOL_TEST_SCALE of every
-# test under emulation, the isa-* runs' own 0.2 included (emulation is 10-50x slower).
-# SIMDPOOL_TEST_ISA_BRIEF=1 makes the isa-* runs (test_kernels under SIMDPOOL_ISA) check
-# the forcing, the skip of a missing ISA and five configurations per kernel: the `kernels`
-# run on the same emulated CPU sweeps every ISA the model has, large shapes and caller
-# environments included, which the isa-* runs repeated at 40-60 s each.
+# test under emulation (emulation is 10-50x slower).
+# The isa-* runs are brief everywhere (tests/meson.build): the `kernels` run on the same
+# emulated CPU sweeps every ISA the model has.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-test}
@@ -161,7 +159,7 @@ run_cpu() {
   rm -f "$bdir/meson-logs/$log"*.json
   if ! meson test -C "$bdir" --no-rebuild --print-errorlogs --num-processes 2 \
       --timeout-multiplier 3 --logbase "$log" \
-      --wrapper "env SIMDPOOL_TEST_SCALE=$scale SIMDPOOL_TEST_ISA_BRIEF=1 $extra_env qemu-x86_64 -cpu $cpu" \
+      --wrapper "env SIMDPOOL_TEST_SCALE=$scale $extra_env qemu-x86_64 -cpu $cpu" \
       "${run[@]}"; then
     suite=FAIL
     fail=1

@@ -53,13 +53,9 @@ echo "== ASan + UBSan build (clang-14, instrumented for libFuzzer): tests =="
 # keep it): the full-scale sweeps ran natively above, and under the sanitizers
 # the kernel sweep alone took eight of CI's minutes at full scale. The same
 # build is the fuzzer's (last stage): one sanitizer build instead of two.
-# The isa-* runs are brief here (SIMDPOOL_TEST_ISA_BRIEF: the forcing and five
-# configurations per kernel): `kernels` sweeps every ISA under the sanitizers,
-# and the isa-* runs repeated a fifth of it at 30-40 s each.
 bash .ci/asan-setup.sh build-asan
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 SIMDPOOL_TEST_SCALE=0.15 \
-  SIMDPOOL_TEST_ISA_BRIEF=1 \
   meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 4
 
 stage_done asan

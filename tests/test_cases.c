@@ -18,7 +18,7 @@
  * variant runs with every index type that applies (MAX: none, i32, i64, u8),
  * backward from indices and recomputed from x. */
 
-#include <check.h>
+#include "check_quiet.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>

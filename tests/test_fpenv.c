@@ -6,7 +6,7 @@
  * machine runs, every method, layout and shape class, against the scalar
  * plan run in the default environment, memcmp. */
 #define _POSIX_C_SOURCE 200809L
-#include <check.h>
+#include "check_quiet.h"
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>

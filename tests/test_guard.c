@@ -11,7 +11,7 @@
  * whose guard was hit. Every result is compared bit for bit with the scalar
  * reference. */
 #define _POSIX_C_SOURCE 200809L
-#include <check.h>
+#include "check_quiet.h"
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>

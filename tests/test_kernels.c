@@ -3,7 +3,7 @@
  * vs the scalar reference, memcmp; NHWC kernels again with pixel strides,
  * SIMD forward kernels again with the fused output clamp. */
 #define _POSIX_C_SOURCE 200809L
-#include <check.h>
+#include "check_quiet.h"
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -455,10 +455,10 @@ static int configs_per_kernel = 1000;
 static size_t big_stride = 1; /* under SIMDPOOL_TEST_SCALE < 1: see below */
 
 static const char *only_isa; /* SIMDPOOL_ISA: test that ISA's kernels only */
-/* SIMDPOOL_TEST_ISA_BRIEF=1 with SIMDPOOL_ISA (.ci/oldcpu.sh, under emulation):
- * the forced run checks the forcing and a few configurations per kernel,
- * without the large shapes and environments, which the `kernels` run on the
- * same emulated CPU sweeps for every ISA it has. */
+/* SIMDPOOL_TEST_ISA_BRIEF=1 with SIMDPOOL_ISA (every isa-* run of
+ * tests/meson.build): the forced run checks the forcing and a few
+ * configurations per kernel, without the large shapes and environments,
+ * which the `kernels` run sweeps for every ISA the CPU has. */
 static int isa_brief;
 
 START_TEST(kernel_matches_reference) {

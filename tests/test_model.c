@@ -39,7 +39,7 @@
  *   CK_RUN_CASE          (Check) run one test case, e.g. avg_bwd_nhwc */
 #define _POSIX_C_SOURCE 200809L
 
-#include <check.h>
+#include "check_quiet.h"
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -1953,7 +1953,7 @@ static void run_unpool(config *cf, expected *e, const simdpool_plan *plan) {
   const char *const fns[2][2] = {
       {"unpool", "unpool_parallel"},
       {"unpool_backward", "unpool_backward_parallel"}};
-  guarded out, par;
+  guarded out = {0}, par = {0};
   simdpool_status st;
   int parallel;
 
@@ -2042,7 +2042,7 @@ static void run_on_isa(config *cf, expected *e) {
   simdpool_status want = model_status(ms->reasons), st;
   static int dummy;
   simdpool_plan *plan = (simdpool_plan *)(void *)&dummy;
-  guarded y, idx, dx;
+  guarded y = {0}, idx = {0}, dx = {0};
 
   cf->d.isa = cf->isa;
   st = simdpool_plan_create(d, &plan);

@@ -9,7 +9,7 @@
  * INVALID_ARGUMENT. Built with EXPECT_SLEEF=1 the same p are accepted (their
  * values are the model suite's business). */
 
-#include <check.h>
+#include "check_quiet.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>

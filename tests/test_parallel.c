@@ -6,7 +6,7 @@
  * pointers, aliasing buffers, misplaced indices) that must leave every
  * output untouched. */
 #define _POSIX_C_SOURCE 200809L
-#include <check.h>
+#include "check_quiet.h"
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
