@@ -35,8 +35,7 @@
  * threshold's neighbourhood, the largest finite values, ±inf and NaN (any
  * NaN: every kernel writes NaN results canonical).
  *
- * `divide` (default suites, CI): the odd d <= 256 and the even d <= 16, the
- * divisors networks use
+ * `divide` (default suites, CI): every d <= 256, the divisors networks use
  * (4, 9, 49, 64, global heads up to 2^16), the all-ones divisors 2^k - 1 and
  * some random odd ones over [1, 2), plus the edges; fewer divisors under
  * SIMDPOOL_TEST_SCALE < 1 (emulators). `divide-proof` (meson test --suite
@@ -304,13 +303,8 @@ static size_t divisor_list(float *divs, unsigned *binades) {
   static const uint32_t nets[] = {
       49,  64,  81,  100,  121,  144,   169,   196,   225,  289,   361,  441,
       529, 576, 784, 1024, 3136, 12544, 50176, 65536, 9216, 65535, 2401, 40000};
-  /* Small ones: the odd ones (the proof's; an even one is an odd one at a
-   * scaled x, step 4 above) and the even ones up to 16, which check that
-   * step on the hardware. */
   const size_t small = (size_t)(256 * scale) > 4 ? (size_t)(256 * scale) : 4;
   for (uint32_t d = 1; d <= small && d <= 256; d++) {
-    if (d % 2 == 0 && d > 16)
-      continue;
     divs[n] = (float)d;
     binades[n++] = B_ONE | (d <= (scale < 1 ? 2u : 8u) ? B_EDGES : 0);
   }
