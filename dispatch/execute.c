@@ -47,29 +47,34 @@ static long long index_value(simdpool_index_type t, const void *indices,
 /* The bulk index checks of isa's width (the baseline ones for scalar). */
 typedef int (*bulk_check_fn)(const sp_geom *, const void *);
 typedef struct bulk_checks {
-  bulk_check_fn flat, u8;
+  bulk_check_fn flat, u8, box2; /* box2: 2x2x2/s2 plans' flat indices */
 } bulk_checks;
 
 static bulk_checks bulk_checks_for(simdpool_isa isa) {
   switch (isa) {
 #if SIMDPOOL_HAVE_SSE41
   case SIMDPOOL_ISA_SSE41:
-    return (bulk_checks){sp_flat_indices_ok_sse41, sp_u8_indices_ok_sse41};
+    return (bulk_checks){sp_flat_indices_ok_sse41, sp_u8_indices_ok_sse41,
+                         sp_2x2x2_indices_ok_sse41};
 #endif
 #if SIMDPOOL_HAVE_AVX2
   case SIMDPOOL_ISA_AVX2:
-    return (bulk_checks){sp_flat_indices_ok_avx2, sp_u8_indices_ok_avx2};
+    return (bulk_checks){sp_flat_indices_ok_avx2, sp_u8_indices_ok_avx2,
+                         sp_2x2x2_indices_ok_avx2};
 #endif
 #if SIMDPOOL_HAVE_AVX512
   case SIMDPOOL_ISA_AVX512:
-    return (bulk_checks){sp_flat_indices_ok_avx512, sp_u8_indices_ok_avx512};
+    return (bulk_checks){sp_flat_indices_ok_avx512, sp_u8_indices_ok_avx512,
+                         sp_2x2x2_indices_ok_avx512};
 #endif
 #if SIMDPOOL_HAVE_NEON
   case SIMDPOOL_ISA_NEON:
-    return (bulk_checks){sp_flat_indices_ok_neon, sp_u8_indices_ok_neon};
+    return (bulk_checks){sp_flat_indices_ok_neon, sp_u8_indices_ok_neon,
+                         sp_2x2x2_indices_ok_neon};
 #endif
   default:
-    return (bulk_checks){sp_flat_indices_ok_base, sp_u8_indices_ok_base};
+    return (bulk_checks){sp_flat_indices_ok_base, sp_u8_indices_ok_base,
+                         sp_2x2x2_indices_ok_base};
   }
 }
 
@@ -101,8 +106,7 @@ static int flat3_ok(const sp_geom *g, long long v, ic_taps sl, ic_taps row,
   return rel <= (col.count - 1) * g->dw && (g->dw == 1 || rel % g->dw == 0);
 }
 
-/* Is flat index v a tap of the whole 2x2x2 window at flat position base?
- * (No branch: the row loop below vectorises.) */
+/* Is flat index v a tap of the whole 2x2x2 window at flat position base? */
 static inline int tap_of_2x2x2(long long v, long long base, long long w,
                                long long hw) {
   /* Unsigned: a corrupt v near LLONG_MIN must wrap, not overflow; the
@@ -114,50 +118,46 @@ static inline int tap_of_2x2x2(long long v, long long base, long long w,
          (r == uhw + 1) | (r == uhw + uw) | (r == uhw + uw + 1);
 }
 
-/* sp_find_bad_index for the 2x2x2/s2 class (every window whole): a row of
- * outputs is scanned without an early exit, and only a row that holds a
- * bad index is walked again to find it. */
-static size_t find_bad_2x2x2(const sp_geom *g, const void *indices,
-                             long long *value) {
+/* sp_find_bad_index for the 2x2x2/s2 class (every window whole): the bulk
+ * pass of the plan's ISA first (kernels/index_check.h), then, only when it
+ * does not show every index valid, a walk that finds the first bad one. */
+static size_t find_bad_2x2x2(const sp_geom *g, const bulk_checks *bulk,
+                             const void *indices, long long *value) {
+  if (bulk->box2(g, indices))
+    return SIZE_MAX;
   const size_t planes = g->layout == SIMDPOOL_NHWC ? g->n : g->n * g->c;
   const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
   const long long w = (long long)g->w, hw = (long long)(g->h * g->w);
-  const int i64 = g->index_type == SIMDPOOL_INDEX_I64;
-  const size_t run = g->ow * lanes;
   size_t o = 0;
   for (size_t pl = 0; pl < planes; pl++)
     for (size_t od = 0; od < g->od; od++)
-      for (size_t oy = 0; oy < g->oh; oy++, o += run) {
-        const long long base = (long long)((2 * od * g->h + 2 * oy) * g->w);
-        int ok = 1;
-        if (i64) {
-          const int64_t *ix = (const int64_t *)indices + o;
-          for (size_t i = 0; i < run; i++)
-            ok &= tap_of_2x2x2(ix[i], base + 2 * (long long)(i / lanes), w, hw);
-        } else {
-          const int32_t *ix = (const int32_t *)indices + o;
-          for (size_t i = 0; i < run; i++)
-            ok &= tap_of_2x2x2(ix[i], base + 2 * (long long)(i / lanes), w, hw);
+      for (size_t oy = 0; oy < g->oh; oy++)
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          const long long base =
+              (long long)((2 * od * g->h + 2 * oy) * g->w + 2 * ox);
+          for (size_t l = 0; l < lanes; l++, o++) {
+            *value = index_value(g->index_type, indices, o);
+            if (!tap_of_2x2x2(*value, base, w, hw))
+              return o;
+          }
         }
-        if (ok)
-          continue;
-        for (size_t i = 0; i < run; i++) {
-          *value = index_value(g->index_type, indices, o + i);
-          if (!tap_of_2x2x2(*value, base + 2 * (long long)(i / lanes), w, hw))
-            return o + i;
-        }
-      }
   return SIZE_MAX;
 }
 
 /* sp_find_bad_index for plans with a depth axis or adaptive windows: each
  * index decomposed into its axes, one output at a time (flat indices of
  * fixed windows by flat3_ok, without a division). */
-static size_t find_bad_index_nd(const sp_geom *g, const void *indices,
-                                long long *value) {
-  if (g->index_type != SIMDPOOL_INDEX_U8 &&
-      sp_shape_matches(SP_SHAPE_2X2X2S2, g))
-    return find_bad_2x2x2(g, indices, value);
+static size_t find_bad_index_nd(const sp_geom *g, simdpool_isa isa,
+                                const void *indices, long long *value) {
+  if (sp_shape_matches(SP_SHAPE_2X2X2S2, g)) {
+    if (g->index_type != SIMDPOOL_INDEX_U8) {
+      const bulk_checks bulk = bulk_checks_for(isa);
+      return find_bad_2x2x2(g, &bulk, indices, value);
+    }
+    /* Every window whole: any tap number below 8 is valid. */
+    if (ic_u8_below(indices, g->n * g->c * sp_out_plane(g), 8))
+      return SIZE_MAX;
+  }
   if (!g->adaptive && g->index_type != SIMDPOOL_INDEX_U8) {
     const size_t planes = g->layout == SIMDPOOL_NHWC ? g->n : g->n * g->c;
     const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
@@ -222,7 +222,7 @@ static size_t find_bad_index_nd(const sp_geom *g, const void *indices,
 size_t sp_find_bad_index(const sp_geom *g, simdpool_isa isa,
                          const void *indices, long long *value) {
   if (!sp_geom_2d(g))
-    return find_bad_index_nd(g, indices, value);
+    return find_bad_index_nd(g, isa, indices, value);
   /* U8 tap numbers -> (kernel row, kernel column), without divisions. */
   uint8_t tap_row[256], tap_col[256];
   const size_t ntaps = g->index_type == SIMDPOOL_INDEX_U8 ? g->kh * g->kw : 0;

@@ -119,13 +119,15 @@ static inline int ic_run_ok(const int32_t *v, int i64, size_t n, uint32_t q,
   return ok;
 }
 
-/* ic_run_ok's verdicts ANDed into acc[i] instead of reduced, step 0: NHWC
- * runs are one pixel's c channels, and a reduction per pixel cost more
- * than its compares; the caller reduces acc once per image. */
+/* ic_run_ok's verdicts ANDed into acc[i] instead of reduced: NHWC runs
+ * are one pixel's c channels (step 0), and a reduction per pixel cost more
+ * than its compares; the caller reduces acc once per image (or, for runs
+ * along short NCHW rows, once per plane). */
 static inline void ic_run_acc(int32_t *acc, const int32_t *v, int i64, size_t n,
-                              uint32_t q, uint32_t bn, const ic_rows *rows) {
+                              uint32_t q, uint32_t step, uint32_t bn,
+                              const ic_rows *rows) {
   for (size_t i = 0; i < n; i++) {
-    const uint32_t r = (uint32_t)FLAT_LO(v, i64, i) - q;
+    const uint32_t r = (uint32_t)FLAT_LO(v, i64, i) - q - (uint32_t)i * step;
     acc[i] &= (FLAT_HI(v, i64, i) == 0) & IC_HIT(r, bn, rows);
   }
 }
@@ -253,7 +255,7 @@ static inline int ic_flat_ok(const sp_geom *g, const void *indices, int i64) {
           if (!ic_rows_of(row.count, col.count == g->w, g->w, &rows))
             return 0;
           ic_run_acc(acc, v, i64, g->c,
-                     (uint32_t)(row.first * g->w + col.first),
+                     (uint32_t)(row.first * g->w + col.first), 0,
                      (uint32_t)col.count, &rows);
         }
       }
@@ -295,6 +297,60 @@ int SP_FN(sp_flat_indices_ok)(const sp_geom *g, const void *indices) {
     return 0;
   return g->index_type == SIMDPOOL_INDEX_I64 ? ic_flat_ok(g, indices, 1)
                                              : ic_flat_ok(g, indices, 0);
+#endif
+}
+
+/* 3D 2x2x2/s2 windows, every one whole (SP_SHAPE_2X2X2S2): output
+ * (od, oy, ox)'s taps are q + {0, w, hw, hw + w} + {0, 1} with
+ * q = (2od*h + 2oy)*w + 2ox, the 2D pass's four rows (offsets w, hw,
+ * hw + w; they increase, as its wrap argument needs) of two columns. Runs
+ * into acc, reduced once per plane: NCHW one per output row (step 2, acc
+ * over its columns), NHWC one per pixel (acc over its channels); a reduced
+ * run each beyond IC_PLANE_MAX. */
+static inline int ic_2x2x2_ok(const sp_geom *g, const void *indices, int i64) {
+  const int nhwc = g->layout == SIMDPOOL_NHWC;
+  const size_t planes = nhwc ? g->n : g->n * g->c, halves = i64 ? 2 : 1;
+  const uint32_t w = (uint32_t)g->w, hw = (uint32_t)(g->h * g->w);
+  const ic_rows rows = {w, hw, hw + w, 0};
+  const int32_t *v = indices;              /* in 32-bit halves for I64 */
+  const size_t nacc = nhwc ? g->c : g->ow; /* a run's length */
+  const int acc_ok = nacc <= IC_PLANE_MAX;
+  int32_t acc[IC_PLANE_MAX];
+  for (size_t i = 0; acc_ok && i < nacc; i++)
+    acc[i] = 1;
+  int ok = 1;
+  for (size_t pl = 0; pl < planes && ok; pl++) {
+    for (size_t od = 0; od < g->od; od++) {
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        const uint32_t q = (uint32_t)((2 * od * g->h + 2 * oy) * g->w);
+        for (size_t ox = 0; ox < g->ow; ox += nhwc ? 1 : g->ow) {
+          const uint32_t qx = q + 2 * (uint32_t)ox, step = nhwc ? 0 : 2;
+          if (acc_ok)
+            ic_run_acc(acc, v, i64, nacc, qx, step, 2, &rows);
+          else
+            ok &= ic_run_ok(v, i64, nacc, qx, step, 2, &rows);
+          v += nacc * halves;
+        }
+      }
+    }
+    for (size_t i = 0; acc_ok && i < nacc; i++)
+      ok &= acc[i];
+  }
+  return ok;
+}
+
+/* 1: every flat I32/I64 index of a 2x2x2/s2 plan (SP_SHAPE_2X2X2S2: the
+ * caller's test) names a tap of its window; 0: one does not, or the plane
+ * has 2^31 elements or more. */
+int SP_FN(sp_2x2x2_indices_ok)(const sp_geom *g, const void *indices) {
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+  (void)g, (void)indices;
+  return 0;
+#else
+  if (sp_in_plane(g) > (size_t)INT32_MAX)
+    return 0;
+  return g->index_type == SIMDPOOL_INDEX_I64 ? ic_2x2x2_ok(g, indices, 1)
+                                             : ic_2x2x2_ok(g, indices, 0);
 #endif
 }
 

@@ -184,6 +184,12 @@ int sp_flat_indices_ok_sse41(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_avx2(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_avx512(const sp_geom *g, const void *indices);
 int sp_flat_indices_ok_neon(const sp_geom *g, const void *indices);
+/* The same for 2x2x2/s2 plans (SP_SHAPE_2X2X2S2). */
+int sp_2x2x2_indices_ok_base(const sp_geom *g, const void *indices);
+int sp_2x2x2_indices_ok_sse41(const sp_geom *g, const void *indices);
+int sp_2x2x2_indices_ok_avx2(const sp_geom *g, const void *indices);
+int sp_2x2x2_indices_ok_avx512(const sp_geom *g, const void *indices);
+int sp_2x2x2_indices_ok_neon(const sp_geom *g, const void *indices);
 /* The same for U8 tap numbers (any padding and dilation). */
 int sp_u8_indices_ok_base(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_sse41(const sp_geom *g, const void *indices);

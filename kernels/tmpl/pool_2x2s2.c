@@ -71,6 +71,25 @@ static inline vf select2x2(vi tap, vf a00, vf a01, vf a10, vf a11) {
   return vf_select(lower, top, bottom);
 }
 
+/* The index values of a 2x2x2 window's taps relative to its first tap's:
+ * flat offsets (rows w, slices hw apart), or with u8 the tap numbers. Front
+ * slice 0..3, back 4..7; a 2x2 window is the front four. */
+static inline void taps2x2x2(int u8, size_t w, size_t hw, int32_t off[8]) {
+  const int32_t r = u8 ? 2 : (int32_t)w, s = u8 ? 4 : (int32_t)hw;
+  const int32_t o[8] = {0, 1, r, r + 1, s, s + 1, s + r, s + r + 1};
+  for (int t = 0; t < 8; t++)
+    off[t] = o[t];
+}
+
+/* The tap whose mask holds (exactly one does: dispatch checked the index
+ * names a tap of its own window), of the first `taps` of a. */
+static inline vf select_tap(const vm *m, const vf *a, int taps) {
+  vf v = a[0];
+  for (int t = 1; t < taps; t++)
+    v = vf_select(m[t], v, a[t]);
+  return v;
+}
+
 /* Forward 2x2/s2 of any method on one block of lanes; MAX with track puts
  * in *tap the winner's entry of labels (the four taps' index values). */
 static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
@@ -181,46 +200,61 @@ SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
     fwd2x2_nchw_rows(g, io, method, track, 0);
 }
 
-SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
-  const size_t C = g->c, XS = g->xs;
-  const int kind = lp_kind(g->p);
+/* NHWC, lanes over channels: one output pixel's taps at a time. deep: the
+ * 3D 2x2x2 window (SP_SHAPE_2X2X2S2), its front slice's tree, its back
+ * slice's, then back against front as in NCHW; else 2x2 (d = od = 1).
+ * P2_GATHER picks the tap each index names (unpooling's backward). */
+SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method,
+                             int deep) {
+  const size_t C = g->c, XS = g->xs, hw = g->h * g->w, sd = deep ? 2 : 1;
+  const int kind = lp_kind(g->p), taps = deep ? 8 : 4;
   const float pv = g->p, inv_p = 1.0f / g->p;
   const int track = method != P2_GATHER && g->index_type != SIMDPOOL_INDEX_NONE;
+  const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+  int32_t off[8], lab[8]; /* the taps' element offsets, their index values */
+  taps2x2x2(0, g->w, hw, off);
+  taps2x2x2(u8, g->w, hw, lab);
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * XS;
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      for (size_t ox = 0; ox < g->ow; ox++) {
-        const size_t f00 = 2 * oy * g->w + 2 * ox;
-        const float *p00 = xn + f00 * XS, *p10 = p00 + g->w * XS;
-        const size_t px = (n * g->oh + oy) * g->ow + ox;
-        const size_t o = px * C; /* indices: dense */
-        float *yp = io->y + px * g->ys;
-        /* The pixel's four taps as index values (U8: tap numbers). */
-        const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
-        const int32_t b = u8 ? 0 : (int32_t)f00, w1 = u8 ? 2 : (int32_t)g->w;
-        const vi l[4] = {vi_set1(b), vi_set1(b + 1), vi_set1(b + w1),
-                         vi_set1(b + w1 + 1)};
-        for (size_t c = 0; c < C; c += SP_VL) {
-          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          if (method == P2_GATHER) {
-            const vi tap = index_to_tap(
-                g, load_index(io->indices, g->index_type, o + c, cn), l[0]);
-            store_lanes(yp + c,
-                        select2x2(tap, load_lanes(p00 + c, cn),
-                                  load_lanes(p00 + XS + c, cn),
-                                  load_lanes(p10 + c, cn),
-                                  load_lanes(p10 + XS + c, cn)),
-                        cn);
-            continue;
+    const float *xn = io->x + n * sp_in_plane(g) * XS;
+    for (size_t od = 0; od < g->od; od++) {
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          const size_t f00 = (sd * od * g->h + 2 * oy) * g->w + 2 * ox;
+          const size_t px = ((n * g->od + od) * g->oh + oy) * g->ow + ox;
+          const size_t o = px * C; /* indices: dense */
+          const float *p = xn + f00 * XS;
+          float *yp = io->y + px * g->ys;
+          vi l[8]; /* the pixel's taps as index values */
+          for (int t = 0; t < taps; t++)
+            l[t] = vi_set1((u8 ? 0 : (int32_t)f00) + lab[t]);
+          for (size_t c = 0; c < C; c += SP_VL) {
+            const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+            vf a[8];
+            for (int t = 0; t < taps; t++)
+              a[t] = load_lanes(p + (size_t)off[t] * XS + c, cn);
+            if (method == P2_GATHER) {
+              const vi idx = load_index(io->indices, g->index_type, o + c, cn);
+              vm m[8];
+              for (int t = 0; t < taps; t++)
+                m[t] = vm_eq_i(idx, l[t]);
+              store_lanes(yp + c, select_tap(m, a, taps), cn);
+              continue;
+            }
+            vi won = vi_set1(0); /* set by MAX with track */
+            vf y = fwd2x2(method, kind, track, pv, inv_p, a[0], a[1], a[2],
+                          a[3], l, &won);
+            if (deep) {
+              vi wb = vi_set1(0);
+              const vf back = fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5],
+                                     a[6], a[7], l + 4, &wb);
+              const vm later = mx_replaces(back, y);
+              y = vf_select(later, y, back);
+              won = vi_select(later, won, wb);
+            }
+            store_lanes(yp + c, yclamp(g, y), cn);
+            if (method == P2_MAX && track)
+              store_index(io->indices, g->index_type, o + c, won, cn);
           }
-          vi won = vi_set1(0); /* set by MAX with track */
-          const vf y =
-              fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
-                     load_lanes(p00 + XS + c, cn), load_lanes(p10 + c, cn),
-                     load_lanes(p10 + XS + c, cn), l, &won);
-          store_lanes(yp + c, yclamp(g, y), cn);
-          if (method == P2_MAX && track)
-            store_index(io->indices, g->index_type, o + c, won, cn);
         }
       }
     }
@@ -234,10 +268,11 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
  * stay in scan order (depth, row, column), hence the reference's bits. */
 
 /* One block of cnt outputs at (od, oy, ox); r0 is the window's first input
- * row (front slice), hw the elements of one slice. */
-SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int track,
-                                const float *r0, size_t hw, size_t o, size_t od,
-                                size_t oy, size_t ox, size_t cnt) {
+ * row (front slice), hw the elements of one slice. P2_MAX (track: with
+ * indices) or P2_GATHER (unpooling's backward: the tap each index names). */
+SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
+                                int track, const float *r0, size_t hw, size_t o,
+                                size_t od, size_t oy, size_t ox, size_t cnt) {
   vf a[8];
   load_pairs(r0, cnt, &a[0], &a[1]);
   load_pairs(r0 + g->w, cnt, &a[2], &a[3]);
@@ -245,28 +280,37 @@ SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int track,
   load_pairs(r0 + hw + g->w, cnt, &a[6], &a[7]);
   /* Labels: the flat positions of each lane's taps (I32/I64) or the tap
    * numbers 0..7 (U8; front 0..3, back 4..7). */
-  vi lf[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)};
-  vi lb[4] = {vi_set1(4), vi_set1(5), vi_set1(6), vi_set1(7)};
-  if (track && g->index_type != SIMDPOOL_INDEX_U8) {
-    lf[0] = vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
-    lf[1] = vi_add(lf[0], vi_set1(1));
-    lf[2] = vi_add(lf[0], vi_set1((int32_t)g->w));
-    lf[3] = vi_add(lf[2], vi_set1(1));
-    for (int t = 0; t < 4; t++)
-      lb[t] = vi_add(lf[t], vi_set1((int32_t)hw));
+  const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+  int32_t lab[8];
+  taps2x2x2(u8, g->w, hw, lab);
+  const vi base =
+      u8 || !(track || method == P2_GATHER)
+          ? vi_set1(0)
+          : vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
+  vi l[8];
+  for (int t = 0; t < 8; t++)
+    l[t] = vi_add(base, vi_set1(lab[t]));
+  if (method == P2_GATHER) {
+    const vi idx = load_index(io->indices, g->index_type, o, cnt);
+    vm m[8];
+    for (int t = 0; t < 8; t++)
+      m[t] = vm_eq_i(idx, l[t]);
+    store_lanes(io->y + o, select_tap(m, a, 8), cnt);
+    return;
   }
   vi wf = vi_set1(0), wb = vi_set1(0);
   const vf front =
-      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], lf, &wf);
+      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], l, &wf);
   const vf back =
-      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], lb, &wb);
+      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], l + 4, &wb);
   const vm later = mx_replaces(back, front);
   store_lanes(io->y + o, yclamp(g, vf_select(later, front, back)), cnt);
   if (track)
     store_index(io->indices, g->index_type, o, vi_select(later, wf, wb), cnt);
 }
 
-SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int track) {
+SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
+                               int track) {
   const size_t hw = g->h * g->w;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
@@ -277,8 +321,8 @@ SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int track) {
           const float *r0 = io->x + px.base + (2 * od * g->h + 2 * oy) * g->w;
           const size_t orow = py.base + (od * g->oh + oy) * g->ow;
           FOR_EACH_ROW_BLOCK(g->ow, {
-            fwd2x2x2_nchw_block(g, io, track, r0 + 2 * ox, hw, orow + ox, od,
-                                oy, ox, cnt);
+            fwd2x2x2_nchw_block(g, io, method, track, r0 + 2 * ox, hw,
+                                orow + ox, od, oy, ox, cnt);
           });
         }
       }
@@ -288,9 +332,18 @@ SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int track) {
 
 void SP_FN(sp_maxpool_fwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
-    fwd2x2x2_nchw_body(g, io, 0);
+    fwd2x2x2_nchw_body(g, io, P2_MAX, 0);
   else
-    fwd2x2x2_nchw_body(g, io, 1);
+    fwd2x2x2_nchw_body(g, io, P2_MAX, 1);
+}
+void SP_FN(sp_maxpool_fwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nhwc_body(g, io, P2_MAX, 1);
+}
+void SP_FN(sp_unpool_bwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  fwd2x2x2_nchw_body(g, io, P2_GATHER, 0);
+}
+void SP_FN(sp_unpool_bwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  fwd2x2_nhwc_body(g, io, P2_GATHER, 1);
 }
 
 void SP_FN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
@@ -300,25 +353,25 @@ void SP_FN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
     fwd2x2_nchw_body(g, io, P2_MAX, 1);
 }
 void SP_FN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_MAX);
+  fwd2x2_nhwc_body(g, io, P2_MAX, 0);
 }
 void SP_FN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw_body(g, io, P2_AVG, 0);
 }
 void SP_FN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_AVG);
+  fwd2x2_nhwc_body(g, io, P2_AVG, 0);
 }
 void SP_FN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw_body(g, io, P2_LP, 0);
 }
 void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_LP);
+  fwd2x2_nhwc_body(g, io, P2_LP, 0);
 }
 void SP_FN(sp_unpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw_body(g, io, P2_GATHER, 0);
 }
 void SP_FN(sp_unpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_GATHER);
+  fwd2x2_nhwc_body(g, io, P2_GATHER, 0);
 }
 
 /* Backward 2x2/s2: windows do not overlap, so every covered dx element gets
@@ -418,46 +471,74 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
   }
 }
 
-SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
-  const size_t C = g->c, XS = g->xs, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
+/* NHWC, lanes over channels; deep: the 2x2x2 window (SP_SHAPE_2X2X2S2),
+ * else 2x2 (d = od = 1). */
+SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode,
+                             int deep) {
+  const size_t C = g->c, XS = g->xs, hw = g->h * g->w, sd = deep ? 2 : 1;
+  const size_t cov_w = 2 * g->ow, cov_h = 2 * g->oh, cov_d = sd * g->od;
+  const int taps = deep ? 8 : 4;
+  const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
+  int32_t off[8], lab[8]; /* the taps' element offsets, their index values */
+  taps2x2x2(0, g->w, hw, off);
+  taps2x2x2(u8, g->w, hw, lab);
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x ? io->x + n * g->h * g->w * XS : NULL;
-    float *dxn = io->dx + n * g->h * g->w * XS;
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      for (size_t ox = 0; ox < g->ow; ox++) {
-        const size_t f00 = 2 * oy * g->w + 2 * ox;
-        const size_t px = (n * g->oh + oy) * g->ow + ox;
-        const size_t o = px * C; /* indices: dense */
-        const float *dyp = io->dy + px * g->ys;
-        const vi base = vi_set1((int32_t)f00);
-        float *d00 = dxn + f00 * XS, *d10 = d00 + g->w * XS;
-        for (size_t c = 0; c < C; c += SP_VL) {
-          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          vi tap = vi_set1(0);
-          if (mode == BWD_MAX) {
-            const float *p00 = xn + f00 * XS + c, *p10 = p00 + g->w * XS;
-            max2x2(load_lanes(p00, cn), load_lanes(p00 + XS, cn),
-                   load_lanes(p10, cn), load_lanes(p10 + XS, cn), &tap);
-          } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
-            tap = index_to_tap(
-                g, load_index(io->indices, g->index_type, o + c, cn), base);
+    const float *xn = io->x ? io->x + n * sp_in_plane(g) * XS : NULL;
+    float *dxn = io->dx + n * sp_in_plane(g) * XS;
+    for (size_t od = 0; od < g->od; od++) {
+      float *s0 = dxn + sd * od * hw * XS; /* the window's first slice */
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          const size_t f00 = (sd * od * g->h + 2 * oy) * g->w + 2 * ox;
+          const size_t px = ((n * g->od + od) * g->oh + oy) * g->ow + ox;
+          const size_t o = px * C; /* indices: dense */
+          const float *dyp = io->dy + px * g->ys;
+          const float *xp = xn ? xn + f00 * XS : NULL;
+          float *d = dxn + f00 * XS;
+          vi l[8]; /* the pixel's taps as index values */
+          for (int t = 0; t < taps; t++)
+            l[t] = vi_set1((u8 ? 0 : (int32_t)f00) + lab[t]);
+          for (size_t c = 0; c < C; c += SP_VL) {
+            const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+            vm m[8];
+            if (mode == BWD_MAX) {
+              /* The winner as in forward, as a tap number. */
+              vf a[8];
+              for (int t = 0; t < taps; t++)
+                a[t] = load_lanes(xp + (size_t)off[t] * XS + c, cn);
+              vi tap, tb;
+              const vf front = max2x2(a[0], a[1], a[2], a[3], &tap);
+              if (deep) {
+                const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
+                tap = vi_select(mx_replaces(back, front), tap,
+                                vi_add(tb, vi_set1(4)));
+              }
+              for (int t = 0; t < taps; t++)
+                m[t] = vm_eq_i(tap, vi_set1(t));
+            } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
+              const vi idx = load_index(io->indices, g->index_type, o + c, cn);
+              for (int t = 0; t < taps; t++)
+                m[t] = vm_eq_i(idx, l[t]);
+            }
+            const vf share = bwd2x2_share(mode, load_lanes(dyp + c, cn));
+            const vf z = vf_zero();
+            for (int t = 0; t < taps; t++) /* AVG: the share to every tap */
+              store_lanes(d + (size_t)off[t] * XS + c,
+                          mode == BWD_AVG ? share : vf_select(m[t], z, share),
+                          cn);
           }
-          const vf share = bwd2x2_share(mode, load_lanes(dyp + c, cn));
-          vm m00, m01, m10, m11;
-          bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
-          const vf z = vf_zero();
-          store_lanes(d00 + c, vf_select(m00, z, share), cn);
-          store_lanes(d00 + XS + c, vf_select(m01, z, share), cn);
-          store_lanes(d10 + c, vf_select(m10, z, share), cn);
-          store_lanes(d10 + XS + c, vf_select(m11, z, share), cn);
         }
+        if (cov_w < g->w)
+          for (size_t s = 0; s < sd; s++)
+            for (size_t r = 0; r < 2; r++)
+              zero_px(s0 + (s * hw + (2 * oy + r) * g->w + cov_w) * XS,
+                      g->w - cov_w, C, XS);
       }
-      if (cov_w < g->w) {
-        zero_px(dxn + (2 * oy * g->w + cov_w) * XS, g->w - cov_w, C, XS);
-        zero_px(dxn + ((2 * oy + 1) * g->w + cov_w) * XS, g->w - cov_w, C, XS);
-      }
+      for (size_t s = 0; s < sd; s++)
+        zero_px(s0 + (s * hw + cov_h * g->w) * XS, (g->h - cov_h) * g->w, C,
+                XS);
     }
-    zero_px(dxn + cov_h * g->w * XS, (g->h - cov_h) * g->w, C, XS);
+    zero_px(dxn + cov_d * hw * XS, (g->d - cov_d) * hw, C, XS);
   }
 }
 
@@ -492,8 +573,8 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     const vi base =
         u8 ? vi_set1(0)
            : vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
-    const int32_t w = u8 ? 2 : (int32_t)g->w, s = u8 ? 4 : (int32_t)hw;
-    const int32_t off[8] = {0, 1, w, w + 1, s, s + 1, s + w, s + w + 1};
+    int32_t off[8];
+    taps2x2x2(u8, g->w, hw, off);
     for (int t = 0; t < 8; t++)
       m[t] = vm_eq_i(idx, vi_add(base, vi_set1(off[t])));
   }
@@ -545,28 +626,37 @@ void SP_FN(sp_maxpool_bwd_idx_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_unpool_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2x2_nchw_body(g, io, BWD_UNPOOL);
 }
+void SP_FN(sp_maxpool_bwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_MAX, 1);
+}
+void SP_FN(sp_maxpool_bwd_idx_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_MAX_IDX, 1);
+}
+void SP_FN(sp_unpool_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  bwd2x2_nhwc_body(g, io, BWD_UNPOOL, 1);
+}
 
 void SP_FN(sp_maxpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_MAX);
 }
 void SP_FN(sp_maxpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  bwd2x2_nhwc_body(g, io, BWD_MAX);
+  bwd2x2_nhwc_body(g, io, BWD_MAX, 0);
 }
 void SP_FN(sp_maxpool_bwd_idx_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_MAX_IDX);
 }
 void SP_FN(sp_maxpool_bwd_idx_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  bwd2x2_nhwc_body(g, io, BWD_MAX_IDX);
+  bwd2x2_nhwc_body(g, io, BWD_MAX_IDX, 0);
 }
 void SP_FN(sp_unpool_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_UNPOOL);
 }
 void SP_FN(sp_unpool_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  bwd2x2_nhwc_body(g, io, BWD_UNPOOL);
+  bwd2x2_nhwc_body(g, io, BWD_UNPOOL, 0);
 }
 void SP_FN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_AVG);
 }
 void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  bwd2x2_nhwc_body(g, io, BWD_AVG);
+  bwd2x2_nhwc_body(g, io, BWD_AVG, 0);
 }
