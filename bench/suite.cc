@@ -386,6 +386,10 @@ bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
     cs = pool3d("syn_2x2x2s2", "generated: 2x2x2/s2", m, 1, 32, 8, 28, 2, 2, 2,
                 2, 0, 0);
     break;
+  case SP_SHAPE_3X3X3S1:
+    cs = pool3d("syn_3x3x3s1", "generated: 3x3x3/s1/pad 1", m, 1, 32, 8, 28, 3,
+                3, 1, 1, 1, 1);
+    break;
   default:
     return false;
   }
@@ -651,6 +655,8 @@ const char *shape_name(sp_shape s) {
     return "nd";
   case SP_SHAPE_2X2X2S2:
     return "2x2x2s2";
+  case SP_SHAPE_3X3X3S1:
+    return "3x3x3s1";
   default:
     return "?";
   }

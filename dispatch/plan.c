@@ -772,6 +772,9 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
     return !g->adaptive && axis_2s2(g->kd, g->sd, g->dd, g->pf, g->d, g->od) &&
            axis_2s2(g->kh, g->sh, g->dh, g->pt, g->h, g->oh) &&
            axis_2s2(g->kw, g->sw, g->dw, g->pl, g->w, g->ow);
+  if (s == SP_SHAPE_3X3X3S1)
+    return !g->adaptive && g->kd == 3 && g->kh == 3 && g->kw == 3 &&
+           g->sd == 1 && g->sh == 1 && g->sw == 1 && g->dd == 1 && undilated;
   if (s == SP_SHAPE_ND)
     return !sp_geom_2d(g);
   if (!sp_geom_2d(g))
@@ -780,6 +783,7 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
   case SP_SHAPE_GENERAL:
   case SP_SHAPE_ND:
   case SP_SHAPE_2X2X2S2:
+  case SP_SHAPE_3X3X3S1:
     return 1;
   case SP_SHAPE_2X2S2:
     /* No window touches padding: all four taps of every window are valid. */

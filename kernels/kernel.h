@@ -132,6 +132,8 @@ typedef enum {
   SP_SHAPE_ND,      /* a depth axis or adaptive windows (GENERAL: neither) */
   SP_SHAPE_2X2X2S2, /* 3D 2x2x2, stride 2, dilation 1, no window touches
                        padding (the 2X2S2 rules on every axis) */
+  SP_SHAPE_3X3X3S1, /* 3D 3x3x3, stride 1, dilation 1, fixed windows, any
+                       padding (the 3X3S1 rules with a depth axis) */
   SP_SHAPE_COUNT
 } sp_shape;
 

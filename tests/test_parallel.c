@@ -377,7 +377,9 @@ START_TEST(test_3d_bit_identical) {
     if (!simdpool_isa_supported(all_isas[a]))
       continue;
     for (size_t k = 0; k < scaled(40); k++) {
-      const sp_shape shape = k % 3 ? SP_SHAPE_ND : SP_SHAPE_2X2X2S2;
+      const sp_shape shape = k % 4 == 0   ? SP_SHAPE_2X2X2S2
+                             : k % 4 == 1 ? SP_SHAPE_3X3X3S1
+                                          : SP_SHAPE_ND;
       const simdpool_index_type it = m == SIMDPOOL_MAX
                                          ? (simdpool_index_type)(k % 4)
                                          : SIMDPOOL_INDEX_NONE;

@@ -183,6 +183,23 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     d->isa = SIMDPOOL_ISA_SCALAR;
     d->ceil_mode = rnd() % 4 == 0;
     return;
+  case SP_SHAPE_3X3X3S1:
+    /* 3x3x3/s1 over 1..8 slices, every padding on every axis (pads up to
+     * 2: a window may hold a single slice, row or column). */
+    simdpool_desc_init_3d(d, e->method, e->layout, n, c, rnd_range(1, 8),
+                          rnd_range(1, 12), rnd_range(1, wmax), 3, 3, 3);
+    d->index_type = it;
+    d->isa = SIMDPOOL_ISA_SCALAR;
+    d->stride_d = d->stride_h = d->stride_w = 1;
+    d->pad_front = rnd_range(0, 2);
+    d->pad_back = rnd_range(0, 2);
+    d->pad_top = rnd_range(0, 2);
+    d->pad_bottom = rnd_range(0, 2);
+    d->pad_left = rnd_range(0, 2);
+    d->pad_right = rnd_range(0, 2);
+    d->count_include_pad = (int)rnd_range(0, 1);
+    d->ceil_mode = rnd() % 4 == 0;
+    return;
   case SP_SHAPE_ND: {
     /* A depth window of 2 or 3 slices, or adaptive windows (MAX and AVG;
      * not with U8 indices), any rank up to 3; small, the kernels walk

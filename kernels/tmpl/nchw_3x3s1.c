@@ -86,6 +86,7 @@ SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, int method,
  * rows: p[i] is input row i of the group at the block's first tap, dv[r]
  * the divisors of row r's kind-0..2 blocks, y its first output. Each output
  * row reads one new input row; the other two come from the row above. */
+#define P3_ROWS (ROWS3 + 2)
 SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
                                 const divisor *const dv[], size_t nr, int kind,
                                 size_t cnt, size_t ow, float *y) {
@@ -104,6 +105,39 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
   }
   /* All sums first: the rows' chains of additions overlap, and no
    * division waits in the middle of them. */
+  for (size_t r = 0; r < nr; r++)
+    store_lanes(y + r * ow, yclamp(s3->g, avg_result(sum[r], &dv[r][kind])),
+                cnt);
+}
+
+/* The same for 3x3x3 windows: p[s * P3_ROWS + i] is input row i of the
+ * group in the window's slice s. Each output row's chain runs from +0
+ * through its 27 taps in the reference's order (slice, row, column), the
+ * nr rows' chains side by side; rows are loaded per output row (the 2D
+ * block's reuse of rows across output rows held more registers than the
+ * loads it saved). */
+SP_HOT void avg3x3x3s1_nchw_block(const sums3 *s3, const float *const p[],
+                                  const divisor *const dv[], size_t nr,
+                                  int kind, size_t cnt, size_t ow, float *y) {
+  vf sum[ROWS3];
+  for (size_t r = 0; r < nr; r++)
+    sum[r] = vf_zero();
+  for (size_t sl = 0; sl < 3; sl++) {
+    const float *const *ps = p + sl * P3_ROWS;
+    vf a0, a1, a2, b0, b1, b2, c0, c1, c2;
+    taps3_nchw(s3, ps[0], kind, P3_AVG, &a0, &a1, &a2);
+    taps3_nchw(s3, ps[1], kind, P3_AVG, &b0, &b1, &b2);
+    for (size_t r = 0; r < nr; r++) {
+      taps3_nchw(s3, ps[r + 2], kind, P3_AVG, &c0, &c1, &c2);
+      sum[r] = sum3x3(vf_add(sum[r], a0), a1, a2, b0, b1, b2, c0, c1, c2);
+      a0 = b0;
+      a1 = b1;
+      a2 = b2;
+      b0 = c0;
+      b1 = c1;
+      b2 = c2;
+    }
+  }
   for (size_t r = 0; r < nr; r++)
     store_lanes(y + r * ow, yclamp(s3->g, avg_result(sum[r], &dv[r][kind])),
                 cnt);
@@ -160,11 +194,14 @@ SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t nr,
   s3->bad = bad;
 }
 
-/* One block of the method's. */
+/* One block of the method's (depth: AVG's slices, 1 for MAX). */
 SP_HOT void nchw3x3s1_block(sums3 *s3, int method, const float *const p[],
-                            const divisor *const dv[], size_t nr, int kind,
-                            size_t cnt, size_t ow, size_t o, size_t ox0) {
-  if (method == P3_AVG)
+                            const divisor *const dv[], size_t nr, size_t depth,
+                            int kind, size_t cnt, size_t ow, size_t o,
+                            size_t ox0) {
+  if (method == P3_AVG && depth > 1)
+    avg3x3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o);
+  else if (method == P3_AVG)
     avg3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o);
   else
     max3x3s1_nchw_block(s3, p, nr, kind, cnt, ow, o, ox0);
@@ -173,33 +210,50 @@ SP_HOT void nchw3x3s1_block(sums3 *s3, int method, const float *const p[],
 /* The blocks of a group of nr rows (p, dv as for the block; o the group's
  * first output). */
 SP_HOT void nchw3x3s1_row(sums3 *s3, int method, const float *const p[],
-                          const divisor *const dv[], size_t nr, size_t ow,
-                          size_t mid_end, size_t extra, size_t o) {
+                          const divisor *const dv[], size_t nr, size_t depth,
+                          size_t ow, size_t mid_end, size_t extra, size_t o) {
   if (ow <= SP_VL) {
-    nchw3x3s1_block(s3, method, p, dv, nr, 0, ow, ow, o, 0);
+    nchw3x3s1_block(s3, method, p, dv, nr, depth, 0, ow, ow, o, 0);
     return;
   }
-  const float *q[ROWS3 + 2];
-  nchw3x3s1_block(s3, method, p, dv, nr, 0, SP_VL, ow, o, 0);
+  const float *q[3 * P3_ROWS];
+  const size_t np = depth * P3_ROWS;
+  nchw3x3s1_block(s3, method, p, dv, nr, depth, 0, SP_VL, ow, o, 0);
   for (size_t ox0 = SP_VL; ox0 < mid_end; ox0 += SP_VL) {
-    for (size_t i = 0; i < ROWS3 + 2; i++)
+    for (size_t i = 0; i < np; i++)
       q[i] = p[i] + ox0;
-    nchw3x3s1_block(s3, method, q, dv, nr, 1, SP_VL, ow, o + ox0, ox0);
+    nchw3x3s1_block(s3, method, q, dv, nr, depth, 1, SP_VL, ow, o + ox0, ox0);
   }
   if (extra) {
-    for (size_t i = 0; i < ROWS3 + 2; i++)
+    for (size_t i = 0; i < np; i++)
       q[i] = p[i] + extra;
-    nchw3x3s1_block(s3, method, q, dv, nr, 1, SP_VL, ow, o + extra, extra);
+    nchw3x3s1_block(s3, method, q, dv, nr, depth, 1, SP_VL, ow, o + extra,
+                    extra);
   }
-  for (size_t i = 0; i < ROWS3 + 2; i++)
+  for (size_t i = 0; i < np; i++)
     q[i] = p[i] + ow - SP_VL;
-  nchw3x3s1_block(s3, method, q, dv, nr, 2, SP_VL, ow, o + ow - SP_VL,
+  nchw3x3s1_block(s3, method, q, dv, nr, depth, 2, SP_VL, ow, o + ow - SP_VL,
                   ow - SP_VL);
 }
 
-/* method, track: compile-time constants (track: MAX with indices). */
-SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method,
-                      int track) {
+/* The AVG divisors of the blocks of output slices whose windows count nz
+ * slices: dv[3 - ny][kind] = nz * ny * (each lane's nx), nz = 1 in 2D
+ * (exact: small integers). */
+SP_HOT void avg3_divisors(const sp_geom *g, divisor dv[3][3], size_t nz,
+                          size_t first, size_t olast) {
+  const vf f0 = cols3_factor(g, 0, first), f2 = cols3_factor(g, olast, first);
+  for (size_t j = 0; j < 3; j++) {
+    const vf nzy = vf_set1((float)(nz * (3 - j)));
+    dv[j][0] = divisor_of(vf_mul(nzy, f0));
+    dv[j][1] = divisor_of(vf_mul(nzy, vf_set1(3.0f)));
+    dv[j][2] = divisor_of(vf_mul(nzy, f2));
+  }
+}
+
+/* method, track, depth: compile-time constants (track: MAX with indices;
+ * depth: 3 for AVG's 3x3x3 windows, stride 1 on every axis, else 1). */
+SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method, int track,
+                      size_t depth) {
   const row_span in = interior_cols(g);
   const size_t ow = g->ow, first = ow < SP_VL ? ow : SP_VL;
   const size_t olast = ow < SP_VL ? 0 : ow - SP_VL;
@@ -210,12 +264,11 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method,
   s3.track = track;
   const float padv = method == P3_MAX ? -INFINITY : 0.0f;
   s3.pad = vf_set1(padv);
-  for (size_t j = 0; j < 3 && method == P3_AVG; j++) {
-    const vf ny = vf_set1((float)(3 - j));
-    s3.dv[j][0] = divisor_of(vf_mul(ny, cols3_factor(g, 0, first)));
-    s3.dv[j][1] = divisor_of(vf_mul(ny, vf_set1(3.0f)));
-    s3.dv[j][2] = divisor_of(vf_mul(ny, cols3_factor(g, olast, first)));
-  }
+  /* AVG: the divisors of output slices counting nz = 1..depth slices
+   * (sp_avg_taps_d), made once per call. */
+  divisor dvz[3][3][3];
+  for (size_t nz = 1; nz <= depth && method == P3_AVG; nz++)
+    avg3_divisors(g, dvz[nz - 1], nz, first, olast);
   for (size_t kj = 0; kj < 3; kj++) {
     size_t l0, l1;
     lane_range((ptrdiff_t)kj - (ptrdiff_t)g->pl, 1, g->w, first, &l0, &l1);
@@ -236,38 +289,57 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method,
   float pad[ZERO3] __attribute__((aligned(64)));
   for (size_t i = 0; i < g->w + SP_VL + 2; i++)
     pad[i] = padv;
+  const size_t hw = g->h * g->w;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
-      const size_t ybase = sp_plane_of(g, n, c, g->oh, g->ow).base;
-      for (size_t oy = 0; oy < g->oh; oy += ROWS3) {
-        const size_t nr = g->oh - oy < ROWS3 ? g->oh - oy : ROWS3;
-        const float *p[ROWS3 + 2];
-        for (size_t i = 0; i < ROWS3 + 2; i++) {
-          const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
-          p[i] = (iy >= 0 && (size_t)iy < g->h ? xp + (size_t)iy * g->w : pad) -
-                 g->pl;
+      /* The plane: d slices of h rows (2D: d = od = 1). */
+      const float *xplane =
+          io->x + sp_plane_of(g, n, c, g->d * g->h, g->w).base;
+      const size_t yplane = sp_plane_of(g, n, c, g->od * g->oh, g->ow).base;
+      for (size_t od = 0; od < g->od; od++) {
+        const float *slice[3]; /* the window's slices; NULL: padding */
+        for (size_t sl = 0; sl < depth; sl++) {
+          const ptrdiff_t id = (ptrdiff_t)(od + sl) - (ptrdiff_t)g->pf;
+          slice[sl] =
+              id >= 0 && (size_t)id < g->d ? xplane + (size_t)id * hw : NULL;
         }
-        const divisor *dv[ROWS3];
-        for (size_t r = 0; r < ROWS3; r++)
-          dv[r] =
-              s3.dv[r < nr && method == P3_AVG ? 3 - sp_avg_taps_h(g, oy + r)
+        const divisor(*dvt)[3] =
+            dvz[method == P3_AVG && depth > 1 ? sp_avg_taps_d(g, od) - 1 : 0];
+        const float *xp = xplane + od * hw; /* 2D: the plane */
+        const size_t ybase = yplane + od * g->oh * ow;
+        for (size_t oy = 0; oy < g->oh; oy += ROWS3) {
+          const size_t nr = g->oh - oy < ROWS3 ? g->oh - oy : ROWS3;
+          const float *p[3 * P3_ROWS];
+          for (size_t sl = 0; sl < depth; sl++)
+            for (size_t i = 0; i < P3_ROWS; i++) {
+              const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
+              p[sl * P3_ROWS + i] = (slice[sl] && iy >= 0 && (size_t)iy < g->h
+                                         ? slice[sl] + (size_t)iy * g->w
+                                         : pad) -
+                                    g->pl;
+            }
+          const divisor *dv[ROWS3];
+          for (size_t r = 0; r < ROWS3; r++)
+            dv[r] =
+                dvt[r < nr && method == P3_AVG ? 3 - sp_avg_taps_h(g, oy + r)
                                                : 0];
-        s3.oy = oy;
-        s3.bad = vm_range(0, 0);
-        const size_t o = ybase + oy * ow;
-        if (nr == ROWS3)
-          nchw3x3s1_row(&s3, method, p, dv, ROWS3, ow, mid_end, extra, o);
-        else
-          nchw3x3s1_row(&s3, method, p, dv, nr, ow, mid_end, extra, o);
-        if (method != P3_MAX || !vm_any(s3.bad))
-          continue;
-        /* Some lane met a NaN or (track) a max of -inf: the general
-         * compare-and-select redoes the group's rows. */
-        for (size_t r = 0; r < nr; r++) {
-          size_t ki0, ki1;
-          sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
-          max_row_nchw(g, io, xp, &in, oy + r, ki0, ki1, o + r * ow, track);
+          s3.oy = oy;
+          s3.bad = vm_range(0, 0);
+          const size_t o = ybase + oy * ow;
+          if (nr == ROWS3)
+            nchw3x3s1_row(&s3, method, p, dv, ROWS3, depth, ow, mid_end, extra,
+                          o);
+          else
+            nchw3x3s1_row(&s3, method, p, dv, nr, depth, ow, mid_end, extra, o);
+          if (method != P3_MAX || !vm_any(s3.bad))
+            continue;
+          /* Some lane met a NaN or (track) a max of -inf: the general
+           * compare-and-select redoes the group's rows. */
+          for (size_t r = 0; r < nr; r++) {
+            size_t ki0, ki1;
+            sp_tap_range(oy + r, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+            max_row_nchw(g, io, xp, &in, oy + r, ki0, ki1, o + r * ow, track);
+          }
         }
       }
     }
@@ -276,9 +348,18 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method,
 
 void SP_FN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->w + SP_VL + 2 <= ZERO3)
-    nchw3x3s1(g, io, P3_AVG, 0);
+    nchw3x3s1(g, io, P3_AVG, 0, 1);
   else
     SP_FN(sp_avgpool_fwd_nchw)(g, io);
+}
+
+/* 3x3x3 AVG, stride 1 (SP_SHAPE_3X3X3S1): the 2D body over the window's
+ * three slices; rows too long for the pad row take the ND kernel. */
+void SP_FN(sp_avgpool_fwd_3x3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->w + SP_VL + 2 <= ZERO3)
+    nchw3x3s1(g, io, P3_AVG, 0, 3);
+  else
+    SP_FN(sp_avgpool_fwd_nd_nchw)(g, io);
 }
 
 void SP_FN(sp_maxpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
@@ -289,13 +370,13 @@ void SP_FN(sp_maxpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->w + SP_VL + 2 > ZERO3 || (2 * g->ow <= SP_VL && lop_fits(g, 1, 2)))
     SP_FN(sp_maxpool_fwd_nchw)(g, io);
   else if (track)
-    nchw3x3s1(g, io, P3_MAX, 1);
+    nchw3x3s1(g, io, P3_MAX, 1, 1);
   else
-    nchw3x3s1(g, io, P3_MAX, 0);
+    nchw3x3s1(g, io, P3_MAX, 0, 1);
 }
 
 void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io) {
-  nchw3x3s1(g, io, P3_MAX, 1);
+  nchw3x3s1(g, io, P3_MAX, 1, 1);
 }
 
 /* NHWC: tap k of a window column at input column ix (+0 outside the input)
