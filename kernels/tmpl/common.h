@@ -494,6 +494,7 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g,
 void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io);
 void SP_FN(sp_avgpool_fwd_nd_nchw)(const sp_geom *g,
                                    const sp_io *io); /* pool_nd.c */
+void SP_FN(sp_avgpool_bwd_nd_nchw)(const sp_geom *g, const sp_io *io);
 /* nchw_3x3s1.c, for the 3x3 MAX backward from x: MAX 3x3/s1 forward with U8
  * taps, for planes whose rows fit the pad row (g->w + SP_VL + 2 <= ZERO3). */
 void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io);

@@ -48,7 +48,9 @@ SP_HOT vf sum3x3(vf t00, vf t01, vf t02, vf t10, vf t11, vf t12, vf t20, vf t21,
   return vf_add(a, t22);
 }
 
-enum { P3_AVG, P3_MAX };
+/* P3_SUM: AVG's sums without the division, +0 + sum with NaN canonical
+ * (3x3x3 backward's gather of shares, depth 3 only). */
+enum { P3_AVG, P3_MAX, P3_SUM };
 
 /* NCHW: output rows go in groups of ROWS3, lanes over output columns. A
  * group reads ROWS3 + 2 input rows; rows outside the input read a row of
@@ -118,7 +120,8 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
  * loads it saved). */
 SP_HOT void avg3x3x3s1_nchw_block(const sums3 *s3, const float *const p[],
                                   const divisor *const dv[], size_t nr,
-                                  int kind, size_t cnt, size_t ow, float *y) {
+                                  int kind, size_t cnt, size_t ow, float *y,
+                                  int divide) {
   vf sum[ROWS3];
   for (size_t r = 0; r < nr; r++)
     sum[r] = vf_zero();
@@ -139,7 +142,9 @@ SP_HOT void avg3x3x3s1_nchw_block(const sums3 *s3, const float *const p[],
     }
   }
   for (size_t r = 0; r < nr; r++)
-    store_lanes(y + r * ow, yclamp(s3->g, avg_result(sum[r], &dv[r][kind])),
+    store_lanes(y + r * ow,
+                divide ? yclamp(s3->g, avg_result(sum[r], &dv[r][kind]))
+                       : vcanon(sum[r]),
                 cnt);
 }
 
@@ -199,8 +204,9 @@ SP_HOT void nchw3x3s1_block(sums3 *s3, int method, const float *const p[],
                             const divisor *const dv[], size_t nr, size_t depth,
                             int kind, size_t cnt, size_t ow, size_t o,
                             size_t ox0) {
-  if (method == P3_AVG && depth > 1)
-    avg3x3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o);
+  if (method != P3_MAX && depth > 1)
+    avg3x3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o,
+                          method == P3_AVG);
   else if (method == P3_AVG)
     avg3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o);
   else
@@ -360,6 +366,64 @@ void SP_FN(sp_avgpool_fwd_3x3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
     nchw3x3s1(g, io, P3_AVG, 0, 3);
   else
     SP_FN(sp_avgpool_fwd_nd_nchw)(g, io);
+}
+
+/* 3x3x3 AVG backward, stride 1 (SP_SHAPE_3X3X3S1), channels-first. With
+ * stride 1 the outputs that cover input element (id, iy, ix) are the
+ * 3x3x3 window of the output volume from (id + pf - 2, iy + pt - 2,
+ * ix + pl - 2), and the reference adds their shares to dx in output
+ * order, which is that window's tap order: dx = +0 + the window's sum over
+ * the shares, NaN canonical. So each plane's shares dy / divisor go into
+ * a scratch volume (vf_div: the reference's division), and the forward
+ * body sums its windows (pads 2 - pad on every side; outputs no window
+ * covers sum nothing, +0). Volumes over SHARE3_MAX take the ND kernel. */
+#define SHARE3_MAX 8192
+
+void SP_FN(sp_avgpool_bwd_3x3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+  const size_t vol = g->od * g->oh * g->ow, plane = g->d * g->h * g->w;
+  if (vol > SHARE3_MAX || g->ow + SP_VL + 2 > ZERO3) {
+    SP_FN(sp_avgpool_bwd_nd_nchw)(g, io);
+    return;
+  }
+  float share[SHARE3_MAX] __attribute__((aligned(64)));
+  float nx[ZERO3] __attribute__((aligned(64))); /* counted columns per ox */
+  for (size_t ox = 0; ox < g->ow + SP_VL; ox++)
+    nx[ox] = ox < g->ow ? (float)sp_avg_taps_w(g, ox) : 1.0f;
+  sp_geom s = *g; /* the gather: the share volume in, dx out */
+  s.n = s.c = s.xs = s.ys = 1;
+  s.d = g->od;
+  s.h = g->oh;
+  s.w = g->ow;
+  s.od = g->d;
+  s.oh = g->h;
+  s.ow = g->w;
+  s.pf = 2 - g->pf;
+  s.pk = 2 - g->pk;
+  s.pt = 2 - g->pt;
+  s.pb = 2 - g->pb;
+  s.pl = 2 - g->pl;
+  s.pr = 2 - g->pr;
+  s.clamp = 0;
+  s.index_type = SIMDPOOL_INDEX_NONE;
+  for (size_t pl = 0; pl < g->n * g->c; pl++) {
+    const float *dy = io->dy + pl * vol;
+    for (size_t od = 0; od < g->od; od++) {
+      const size_t nz = sp_avg_taps_d(g, od);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        const vf f = vf_set1((float)(nz * sp_avg_taps_h(g, oy)));
+        const size_t row = (od * g->oh + oy) * g->ow;
+        for (size_t ox = 0; ox < g->ow; ox += SP_VL) {
+          const size_t cnt = g->ow - ox < SP_VL ? g->ow - ox : SP_VL;
+          store_lanes(share + row + ox,
+                      vf_div(load_lanes(dy + row + ox, cnt),
+                             vf_mul(f, vf_load(nx + ox))),
+                      cnt);
+        }
+      }
+    }
+    const sp_io gather = {share, io->dx + pl * plane, NULL, NULL, NULL};
+    nchw3x3s1(&s, &gather, P3_SUM, 0, 3);
+  }
 }
 
 void SP_FN(sp_maxpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
