@@ -90,13 +90,14 @@ SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, int method,
  * row reads one new input row; the other two come from the row above. */
 #define P3_ROWS (ROWS3 + 2)
 SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
-                                const divisor *const dv[], size_t nr, int kind,
-                                size_t cnt, size_t ow, float *y) {
+                                size_t off, const divisor *const dv[],
+                                size_t nr, int kind, size_t cnt, size_t ow,
+                                float *y) {
   vf a0, a1, a2, b0, b1, b2, c0, c1, c2, sum[ROWS3];
-  taps3_nchw(s3, p[0], kind, P3_AVG, &a0, &a1, &a2);
-  taps3_nchw(s3, p[1], kind, P3_AVG, &b0, &b1, &b2);
+  taps3_nchw(s3, p[0] + off, kind, P3_AVG, &a0, &a1, &a2);
+  taps3_nchw(s3, p[1] + off, kind, P3_AVG, &b0, &b1, &b2);
   for (size_t r = 0; r < nr; r++) {
-    taps3_nchw(s3, p[r + 2], kind, P3_AVG, &c0, &c1, &c2);
+    taps3_nchw(s3, p[r + 2] + off, kind, P3_AVG, &c0, &c1, &c2);
     sum[r] = sum3x3(a0, a1, a2, b0, b1, b2, c0, c1, c2);
     a0 = b0;
     a1 = b1;
@@ -119,19 +120,19 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
  * block's reuse of rows across output rows held more registers than the
  * loads it saved). */
 SP_HOT void avg3x3x3s1_nchw_block(const sums3 *s3, const float *const p[],
-                                  const divisor *const dv[], size_t nr,
-                                  int kind, size_t cnt, size_t ow, float *y,
-                                  int divide) {
+                                  size_t off, const divisor *const dv[],
+                                  size_t nr, int kind, size_t cnt, size_t ow,
+                                  float *y, int divide) {
   vf sum[ROWS3];
   for (size_t r = 0; r < nr; r++)
     sum[r] = vf_zero();
   for (size_t sl = 0; sl < 3; sl++) {
     const float *const *ps = p + sl * P3_ROWS;
     vf a0, a1, a2, b0, b1, b2, c0, c1, c2;
-    taps3_nchw(s3, ps[0], kind, P3_AVG, &a0, &a1, &a2);
-    taps3_nchw(s3, ps[1], kind, P3_AVG, &b0, &b1, &b2);
+    taps3_nchw(s3, ps[0] + off, kind, P3_AVG, &a0, &a1, &a2);
+    taps3_nchw(s3, ps[1] + off, kind, P3_AVG, &b0, &b1, &b2);
     for (size_t r = 0; r < nr; r++) {
-      taps3_nchw(s3, ps[r + 2], kind, P3_AVG, &c0, &c1, &c2);
+      taps3_nchw(s3, ps[r + 2] + off, kind, P3_AVG, &c0, &c1, &c2);
       sum[r] = sum3x3(vf_add(sum[r], a0), a1, a2, b0, b1, b2, c0, c1, c2);
       a0 = b0;
       a1 = b1;
@@ -156,9 +157,9 @@ SP_HOT void avg3x3x3s1_nchw_block(const sums3 *s3, const float *const p[],
  * max is -inf, whose winner may be a pad tap (a valid tap of -inf must
  * win). Index values: tap numbers (U8) or flat positions from the window
  * corner (oy + r - pt, ox - pl). */
-SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t nr,
-                                int kind, size_t cnt, size_t ow, size_t o,
-                                size_t ox0) {
+SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t off,
+                                size_t nr, int kind, size_t cnt, size_t ow,
+                                size_t o, size_t ox0) {
   const sp_geom *g = s3->g;
   const int track = s3->track;
   const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
@@ -168,7 +169,7 @@ SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t nr,
   vm bad = s3->bad;
   for (size_t i = 0; i < nr + 2; i++) {
     vf t0, t1, t2;
-    taps3_nchw(s3, p[i], kind, P3_MAX, &t0, &t1, &t2);
+    taps3_nchw(s3, p[i] + off, kind, P3_MAX, &t0, &t1, &t2);
     bad = vm_or(bad, vm_or(vm_unord(t0, t1), vm_unord(t2, t2)));
     if (track)
       f[i] = max3_track(t0, vi_set1(0), t1, vi_set1(1), t2, vi_set1(2), &kc[i]);
@@ -199,18 +200,19 @@ SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t nr,
   s3->bad = bad;
 }
 
-/* One block of the method's (depth: AVG's slices, 1 for MAX). */
+/* One block of the method's (depth: AVG's slices, 1 for MAX), its input
+ * rows at p[i] + ox0 (ox0: the block's first output column). */
 SP_HOT void nchw3x3s1_block(sums3 *s3, int method, const float *const p[],
                             const divisor *const dv[], size_t nr, size_t depth,
                             int kind, size_t cnt, size_t ow, size_t o,
                             size_t ox0) {
   if (method != P3_MAX && depth > 1)
-    avg3x3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o,
+    avg3x3x3s1_nchw_block(s3, p, ox0, dv, nr, kind, cnt, ow, s3->y + o,
                           method == P3_AVG);
   else if (method == P3_AVG)
-    avg3x3s1_nchw_block(s3, p, dv, nr, kind, cnt, ow, s3->y + o);
+    avg3x3s1_nchw_block(s3, p, ox0, dv, nr, kind, cnt, ow, s3->y + o);
   else
-    max3x3s1_nchw_block(s3, p, nr, kind, cnt, ow, o, ox0);
+    max3x3s1_nchw_block(s3, p, ox0, nr, kind, cnt, ow, o, ox0);
 }
 
 /* The blocks of a group of nr rows (p, dv as for the block; o the group's
@@ -222,23 +224,13 @@ SP_HOT void nchw3x3s1_row(sums3 *s3, int method, const float *const p[],
     nchw3x3s1_block(s3, method, p, dv, nr, depth, 0, ow, ow, o, 0);
     return;
   }
-  const float *q[3 * P3_ROWS];
-  const size_t np = depth * P3_ROWS;
   nchw3x3s1_block(s3, method, p, dv, nr, depth, 0, SP_VL, ow, o, 0);
-  for (size_t ox0 = SP_VL; ox0 < mid_end; ox0 += SP_VL) {
-    for (size_t i = 0; i < np; i++)
-      q[i] = p[i] + ox0;
-    nchw3x3s1_block(s3, method, q, dv, nr, depth, 1, SP_VL, ow, o + ox0, ox0);
-  }
-  if (extra) {
-    for (size_t i = 0; i < np; i++)
-      q[i] = p[i] + extra;
-    nchw3x3s1_block(s3, method, q, dv, nr, depth, 1, SP_VL, ow, o + extra,
+  for (size_t ox0 = SP_VL; ox0 < mid_end; ox0 += SP_VL)
+    nchw3x3s1_block(s3, method, p, dv, nr, depth, 1, SP_VL, ow, o + ox0, ox0);
+  if (extra)
+    nchw3x3s1_block(s3, method, p, dv, nr, depth, 1, SP_VL, ow, o + extra,
                     extra);
-  }
-  for (size_t i = 0; i < np; i++)
-    q[i] = p[i] + ow - SP_VL;
-  nchw3x3s1_block(s3, method, q, dv, nr, depth, 2, SP_VL, ow, o + ow - SP_VL,
+  nchw3x3s1_block(s3, method, p, dv, nr, depth, 2, SP_VL, ow, o + ow - SP_VL,
                   ow - SP_VL);
 }
 
