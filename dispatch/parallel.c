@@ -31,6 +31,8 @@ typedef struct par_job {
   size_t row_blocks; /* > 1: each plane is cut into this many row blocks */
   int bands;         /* row blocks are dx row bands of the whole plane */
   int slices;        /* row blocks are blocks of output slices (3D) */
+  int cols;          /* row blocks are blocks of output columns (one output
+                        row: 1D) */
   int general;       /* unpooling with indices that are not all taps of
                         their own windows: GENERAL/ND kernels only */
   atomic_size_t bad; /* index validation: the first bad element found */
@@ -90,6 +92,31 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     in_off = p * j->in_plane + first * slice;
     out_off = p * j->out_plane + s0 * oslice;
     c->bias = first * g->h * g->w;
+  } else if (j->cols) {
+    /* Output columns [x0, x1) of plane p, as row blocks do with rows: from
+     * input column first = x0*sw - pl (or with the rest of the left
+     * padding), forward to the last column, backward to the next block's
+     * first column, which no other block's windows reach. */
+    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
+    const size_t x0 = block_start(j, g->ow, b),
+                 x1 = block_start(j, g->ow, b + 1);
+    const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
+    c->g.n = 1;
+    if (c->g.layout == SIMDPOOL_NCHW)
+      c->g.c = 1;
+    const size_t left = x0 * g->sw;
+    const size_t first = left >= g->pl ? left - g->pl : 0;
+    c->g.pl = left >= g->pl ? 0 : g->pl - left;
+    c->g.ow = x1 - x0;
+    size_t end = g->w;
+    if (j->op != SP_OP_FWD && x1 < g->ow) {
+      end = x1 * g->sw - g->pl;
+      c->g.pr = 0;
+    }
+    c->g.w = end - first;
+    in_off = p * j->in_plane + first * lanes;
+    out_off = p * j->out_plane + x0 * lanes;
+    c->bias = first;
   } else if (j->bands) {
     /* dx rows [row0, row1) of plane p: the whole plane's geometry, so every
      * covering output and every flat index stays as it is. */
@@ -169,7 +196,8 @@ static void run_chunk(void *ctx, size_t i) {
    * indices.) */
   if (j->op != SP_OP_FWD || c.bias == 0)
     return;
-  const size_t count = c.g.od * c.g.oh * j->orow;
+  const size_t lanes = c.g.layout == SIMDPOOL_NHWC ? c.g.c : 1;
+  const size_t count = c.g.od * c.g.oh * c.g.ow * lanes;
   const size_t bias = c.bias; /* < d*h*w */
   if (c.g.index_type == SIMDPOOL_INDEX_I32) {
     int32_t *ix = c.io.indices;
@@ -254,6 +282,19 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     j->slices = 1;
     j->row_blocks = blocks < g->od ? blocks : g->od;
+    return j->planes * j->row_blocks;
+  }
+  /* 1D plans (one input and one output row: a flat index is the column)
+   * with too few planes (channels-last, one image): blocks of output
+   * columns by the rules of row blocks on the width axis. */
+  const size_t ew = g->dw * (g->kw - 1) + 1;
+  if (j->planes < chunks && g->h == 1 && g->oh == 1 && g->ow > 1 &&
+      sp_geom_2d(g) && (op == SP_OP_FWD || (ew <= g->sw && !flat_idx)) &&
+      op != SP_OP_UNPOOL && op != SP_OP_UNPOOL_BWD) {
+    size_t blocks = (chunks + j->planes - 1) / j->planes;
+    j->bands = 0;
+    j->cols = 1;
+    j->row_blocks = blocks < g->ow ? blocks : g->ow;
     return j->planes * j->row_blocks;
   }
   if (j->planes >= chunks || !(sub_rows || j->bands) ||

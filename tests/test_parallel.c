@@ -461,6 +461,45 @@ START_TEST(test_big_shapes) {
 }
 END_TEST
 
+/* 1D plans of one image, long enough for many chunks: channels-last they
+ * split into blocks of output columns (forward, and backward where windows
+ * do not overlap and indices are not flat), channels-first into planes.
+ * Overlapping and tiling windows, padding, every index type. */
+START_TEST(test_1d_shapes) {
+  rng_state = seed + 1009;
+  pools_up();
+  runner rs[4 * N_POOLS + 3];
+  const size_t nr = make_runners(rs);
+  static const struct {
+    simdpool_method m;
+    size_t c, w, k, s, pad;
+  } cases[] = {
+      {SIMDPOOL_MAX, 32, 1501, 3, 2, 1}, {SIMDPOOL_MAX, 16, 999, 2, 2, 0},
+      {SIMDPOOL_AVG, 24, 1200, 3, 1, 1}, {SIMDPOOL_AVG, 8, 2049, 4, 4, 2},
+      {SIMDPOOL_LP, 12, 1500, 2, 2, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (int l = 0; l < 2; l++) {
+      for (int it = 0; it < 4; it++) {
+        if (it && cases[i].m != SIMDPOOL_MAX)
+          break;
+        simdpool_desc d;
+        simdpool_desc_init_1d(&d, cases[i].m, (simdpool_layout)l, 1, cases[i].c,
+                              cases[i].w, cases[i].k);
+        d.stride_w = cases[i].s;
+        d.pad_left = d.pad_right = cases[i].pad;
+        d.index_type = (simdpool_index_type)it;
+        simdpool_plan *plan = NULL;
+        ck_assert_int_eq(simdpool_plan_create(&d, &plan), SIMDPOOL_OK);
+        check_config(plan, &d, rs, nr);
+        simdpool_plan_destroy(plan);
+      }
+    }
+  }
+  pools_down();
+}
+END_TEST
+
 /* ------------------------------------------------------------ the pool */
 
 typedef struct count_ctx {
@@ -835,6 +874,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_bit_identical, 0, 6);
   tcase_add_test(tc, test_big_shapes);
+  tcase_add_test(tc, test_1d_shapes);
   tcase_add_loop_test(tc, test_3d_bit_identical, 0, 6);
   suite_add_tcase(su, tc);
   TCase *pool = tcase_create("threadpool");
