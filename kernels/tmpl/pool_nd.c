@@ -34,65 +34,23 @@ static inline size_t nd_pos(const nd_axis *a, size_t i) {
   return (size_t)(a->start + (ptrdiff_t)(i * a->dil));
 }
 
-/* A fixed window's taps as flat offsets from its first, in the
- * reference's order (depth, rows, columns): made once per call, for
- * windows of at most ND_TAB_MAX taps. */
-#define ND_TAB_MAX 256
-typedef struct nd_tab {
-  size_t n;
-  uint32_t flat[ND_TAB_MAX]; /* < d*h*w <= INT32_MAX (simd_geom_ok) */
-} nd_tab;
-
-/* 1 when g's windows are fixed and their taps fit a table (*t made). */
-static inline int nd_tab_of(const sp_geom *g, nd_tab *t) {
-  if (g->adaptive || g->kd * g->kh * g->kw > ND_TAB_MAX)
-    return 0;
-  t->n = 0;
-  for (size_t a = 0; a < g->kd; a++)
-    for (size_t b = 0; b < g->kh; b++)
-      for (size_t c = 0; c < g->kw; c++)
-        t->flat[t->n++] =
-            (uint32_t)((a * g->dd * g->h + b * g->dh) * g->w + c * g->dw);
-  return 1;
-}
-
-/* One output pixel's window: its three axes; whole (every tap inside the
- * input, a fixed window with a table): tab, and corner, the flat position
- * of its first tap; else tab is NULL and its taps are walked axis by axis.
- * (Listing a border window's taps per pixel measured no faster.) */
+/* One output pixel's window: its three axes. */
 typedef struct nd_window {
   nd_axis ad, ah, aw;
-  const nd_tab *tab;
-  size_t corner;
 } nd_window;
 
-static inline nd_window nd_window_at(const sp_geom *g, const nd_tab *tab,
-                                     size_t od, size_t oy, size_t ox) {
+static inline nd_window nd_window_at(const sp_geom *g, size_t od, size_t oy,
+                                     size_t ox) {
   nd_window w = {nd_axis_of(sp_win_d(g, od), g->d),
                  nd_axis_of(sp_win_h(g, oy), g->h),
-                 nd_axis_of(sp_win_w(g, ox), g->w), NULL, 0};
-  if (tab && w.ad.i0 == 0 && w.ad.i1 == g->kd && w.ah.i0 == 0 &&
-      w.ah.i1 == g->kh && w.aw.i0 == 0 && w.aw.i1 == g->kw) {
-    w.tab = tab;
-    w.corner = ((size_t)w.ad.start * g->h + (size_t)w.ah.start) * g->w +
-               (size_t)w.aw.start;
-  }
+                 nd_axis_of(sp_win_w(g, ox), g->w)};
   return w;
 }
 
 /* Runs BODY for each valid tap of window win in the reference's order, with
  * size_t `flat` (its position in the plane) and `tap` (its number in a
- * fixed window): a whole window's from its table in one loop, else axis
- * by axis. */
+ * fixed window). */
 #define ND_FOR_TAPS(g, win, flat, tap, ...)                                    \
-  if ((win).tab) {                                                             \
-    for (size_t tap = 0; tap < (win).tab->n; tap++) {                          \
-      const size_t flat = (win).corner + (win).tab->flat[tap];                 \
-      __VA_ARGS__                                                              \
-    }                                                                          \
-  } else                                                                       \
-    ND_FOR_AXES(g, win, flat, tap, __VA_ARGS__)
-#define ND_FOR_AXES(g, win, flat, tap, ...)                                    \
   for (size_t a_ = (win).ad.i0; a_ < (win).ad.i1; a_++)                        \
     for (size_t b_ = (win).ah.i0; b_ < (win).ah.i1; b_++)                      \
       for (size_t c_ = (win).aw.i0; c_ < (win).aw.i1; c_++) {                  \
@@ -401,13 +359,12 @@ SP_HOT void nd_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
 /* One output pixel, ND_NB vectors of lanes at a time; the tail chunk's
  * vector count made a constant by the switch. */
 SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
-                     int meth, const float *xn, float *dxn, const nd_tab *tab,
-                     const nd_div *whole_dv, size_t o, size_t od, size_t oy,
-                     size_t ox, int bwd) {
-  const nd_window w = nd_window_at(g, tab, od, oy, ox);
+                     int meth, const float *xn, float *dxn, size_t o, size_t od,
+                     size_t oy, size_t ox, int bwd) {
+  const nd_window w = nd_window_at(g, od, oy, ox);
   nd_div dv;
   if (meth == SIMDPOOL_AVG)
-    dv = w.tab ? *whole_dv : nd_div_at(g, od, oy, ox);
+    dv = nd_div_at(g, od, oy, ox);
   const size_t C = l->lanes, chunk = ND_NB * SP_VL;
   size_t c0 = 0;
   for (; c0 + chunk <= C; c0 += chunk)
@@ -452,12 +409,6 @@ SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
     else
       zero_px(io->dx, g->n * plane, g->c, g->xs);
   }
-  nd_tab tab;
-  const int tabbed = nd_tab_of(g, &tab);
-  nd_div whole_dv; /* AVG: a whole fixed window's divisor, kd*kh*kw */
-  whole_dv.adaptive = 0;
-  whole_dv.dd = whole_dv.dh = whole_dv.dw =
-      divisor_count(g->kd * g->kh * g->kw);
   size_t o = 0; /* output pixel (channels-last: of every image) */
   for (size_t n = 0; n < l.images; n++) {
     const float *xn = io->x ? io->x + n * l.xn : NULL;
@@ -465,8 +416,7 @@ SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
     for (size_t od = 0; od < g->od; od++)
       for (size_t oy = 0; oy < g->oh; oy++)
         for (size_t ox = 0; ox < g->ow; ox++, o++)
-          nd_pixel(g, io, &l, meth, xn, dxn, tabbed ? &tab : NULL, &whole_dv, o,
-                   od, oy, ox, bwd);
+          nd_pixel(g, io, &l, meth, xn, dxn, o, od, oy, ox, bwd);
   }
   if (bwd < 0)
     return;
