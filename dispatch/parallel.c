@@ -54,69 +54,62 @@ static size_t block_start(const par_job *j, size_t rows, size_t b) {
   return b * q + (b < r ? b : r);
 }
 
-/* Chunk i is either a plane group [p0, p1) (the same geometry on fewer
- * planes) or output rows [r0, r1) of one plane. A row block's geometry
- * starts at input row first = r0*sh - pt when that is >= 0 (then it has no
- * top padding), else keeps the remaining top padding: every window sees
- * exactly the taps, padding and divisor it has in the whole plane. Forward
- * reads to the bottom of the input; backward owns the input rows up to the
- * next block's first row, which no other block's windows reach (checked by
- * the caller). */
+/* One axis of a block of outputs [o0, o1) (of *out on that axis, stride s,
+ * leading and trailing pads *lead and *trail, *in input positions): the
+ * block's geometry starts at input position first = o0*s - lead when that
+ * is >= 0 (then it has no leading padding), else keeps the rest of the
+ * leading padding, so every window sees exactly the taps, padding and
+ * divisor it has in the whole plane. Forward (to_end) reads to the end of
+ * the input; backward owns the input positions up to the next block's
+ * first, which no other block's windows reach (checked by the caller).
+ * Rewrites the four fields; returns first. */
+static size_t cut_axis(size_t *in, size_t *out, size_t *lead, size_t *trail,
+                       size_t s, size_t o0, size_t o1, int to_end) {
+  const size_t start = o0 * s; /* first window position, plus lead */
+  const size_t first = start >= *lead ? start - *lead : 0;
+  size_t end = *in; /* input positions [first, end) */
+  if (!to_end && o1 < *out) {
+    end = o1 * s - *lead;
+    *trail = 0;
+  }
+  *lead = start >= *lead ? 0 : *lead - start;
+  *out = o1 - o0;
+  *in = end - first;
+  return first;
+}
+
+/* Chunk i is a plane group [p0, p1) (the same geometry on fewer planes), a
+ * block of one plane's outputs along one axis (output slices, rows, or the
+ * columns of a 1D plan: cut_axis), or a band of dx rows. */
 static void chunk_of(const par_job *j, size_t i, chunk *c) {
   const sp_geom *g = &j->plan->geom;
   c->g = *g;
   c->bias = 0;
   size_t in_off, out_off;
-  if (j->slices) {
-    /* Output slices [s0, s1) of plane p, as row blocks do with rows: from
-     * input slice first = s0*sd - pf (or with the rest of the front
-     * padding), forward to the last slice, backward to the next block's
-     * first slice, which no other block's windows reach. */
-    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
-    const size_t s0 = block_start(j, g->od, b),
-                 s1 = block_start(j, g->od, b + 1);
-    c->g.n = 1;
-    if (c->g.layout == SIMDPOOL_NCHW)
-      c->g.c = 1;
-    const size_t front = s0 * g->sd;
-    const size_t first = front >= g->pf ? front - g->pf : 0;
-    c->g.pf = front >= g->pf ? 0 : g->pf - front;
-    c->g.od = s1 - s0;
-    size_t end = g->d;
-    if (j->op != SP_OP_FWD && s1 < g->od) {
-      end = s1 * g->sd - g->pf;
-      c->g.pk = 0;
-    }
-    c->g.d = end - first;
-    const size_t slice = g->h * j->row, oslice = g->oh * j->orow;
-    in_off = p * j->in_plane + first * slice;
-    out_off = p * j->out_plane + s0 * oslice;
-    c->bias = first * g->h * g->w;
-  } else if (j->cols) {
-    /* Output columns [x0, x1) of plane p, as row blocks do with rows: from
-     * input column first = x0*sw - pl (or with the rest of the left
-     * padding), forward to the last column, backward to the next block's
-     * first column, which no other block's windows reach. */
-    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
-    const size_t x0 = block_start(j, g->ow, b),
-                 x1 = block_start(j, g->ow, b + 1);
+  if (j->slices || j->cols || (!j->bands && j->row_blocks > 1)) {
+    /* The axis (0 depth, 1 rows, 2 columns), its fields, and the elements
+     * (dense) and flat positions one step along it moves. */
+    const int ax = j->slices ? 0 : j->cols ? 2 : 1;
+    size_t *const in[3] = {&c->g.d, &c->g.h, &c->g.w};
+    size_t *const out[3] = {&c->g.od, &c->g.oh, &c->g.ow};
+    size_t *const lead[3] = {&c->g.pf, &c->g.pt, &c->g.pl};
+    size_t *const trail[3] = {&c->g.pk, &c->g.pb, &c->g.pr};
+    const size_t stride[3] = {g->sd, g->sh, g->sw};
     const size_t lanes = g->layout == SIMDPOOL_NHWC ? g->c : 1;
+    const size_t in_step[3] = {g->h * j->row, j->row, lanes};
+    const size_t out_step[3] = {g->oh * j->orow, j->orow, lanes};
+    const size_t flat_step[3] = {g->h * g->w, g->w, 1};
+    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
+    const size_t o0 = block_start(j, *out[ax], b),
+                 o1 = block_start(j, *out[ax], b + 1);
     c->g.n = 1;
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
-    const size_t left = x0 * g->sw;
-    const size_t first = left >= g->pl ? left - g->pl : 0;
-    c->g.pl = left >= g->pl ? 0 : g->pl - left;
-    c->g.ow = x1 - x0;
-    size_t end = g->w;
-    if (j->op != SP_OP_FWD && x1 < g->ow) {
-      end = x1 * g->sw - g->pl;
-      c->g.pr = 0;
-    }
-    c->g.w = end - first;
-    in_off = p * j->in_plane + first * lanes;
-    out_off = p * j->out_plane + x0 * lanes;
-    c->bias = first;
+    const size_t first = cut_axis(in[ax], out[ax], lead[ax], trail[ax],
+                                  stride[ax], o0, o1, j->op == SP_OP_FWD);
+    in_off = p * j->in_plane + first * in_step[ax];
+    out_off = p * j->out_plane + o0 * out_step[ax];
+    c->bias = first * flat_step[ax];
   } else if (j->bands) {
     /* dx rows [row0, row1) of plane p: the whole plane's geometry, so every
      * covering output and every flat index stays as it is. */
@@ -128,26 +121,6 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     c->g.row1 = block_start(j, g->h, b + 1);
     in_off = p * j->in_plane;
     out_off = p * j->out_plane;
-  } else if (j->row_blocks > 1) {
-    const size_t p = i / j->row_blocks, b = i % j->row_blocks;
-    const size_t r0 = block_start(j, g->oh, b),
-                 r1 = block_start(j, g->oh, b + 1);
-    c->g.n = 1;
-    if (c->g.layout == SIMDPOOL_NCHW)
-      c->g.c = 1;
-    const size_t top = r0 * g->sh; /* first window row, plus pt */
-    const size_t first = top >= g->pt ? top - g->pt : 0;
-    c->g.pt = top >= g->pt ? 0 : g->pt - top;
-    c->g.oh = r1 - r0;
-    size_t end = g->h; /* input rows [first, end) */
-    if (j->op != SP_OP_FWD && r1 < g->oh) {
-      end = r1 * g->sh - g->pt;
-      c->g.pb = 0;
-    }
-    c->g.h = end - first;
-    in_off = p * j->in_plane + first * j->row;
-    c->bias = first * g->w;
-    out_off = p * j->out_plane + r0 * j->orow;
   } else {
     const size_t p0 = i * j->per_chunk;
     const size_t p1 =
