@@ -246,17 +246,14 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   }
 }
 
-/* NHWC 2x2x2/s2 (SP_SHAPE_2X2X2S2), lanes over channels, one output
- * pixel's taps at a time: its front slice's tree, its back slice's, then
- * back against front as in NCHW; P2_GATHER picks the tap each index names
- * (unpooling's backward). Written over `taps` (8 here; 4 would be the 2x2
- * window, but the 2D body above, with its four tap pointers, measured
- * 1.2-1.4x faster on in-cache planes and stays as it is). */
+/* NHWC 2x2x2/s2 (SP_SHAPE_2X2X2S2), MAX (P2_MAX) or unpooling's backward
+ * (P2_GATHER: the tap each index names), lanes over channels, one output
+ * pixel's eight taps at a time: its front slice's tree, its back slice's,
+ * then back against front as in NCHW. (Folding the 2D window into this
+ * body as its front four taps measured 1.2-1.4x slower on in-cache 2D
+ * planes than the 2D body above.) */
 SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
-  const int deep = 1; /* (the body is written over the window's taps) */
-  const size_t C = g->c, XS = g->xs, hw = g->h * g->w, sd = deep ? 2 : 1;
-  const int kind = lp_kind(g->p), taps = deep ? 8 : 4;
-  const float pv = g->p, inv_p = 1.0f / g->p;
+  const size_t C = g->c, XS = g->xs, hw = g->h * g->w;
   const int track = method != P2_GATHER && g->index_type != SIMDPOOL_INDEX_NONE;
   const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
   int32_t off[8], lab[8]; /* the taps' element offsets, their index values */
@@ -267,44 +264,40 @@ SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
     for (size_t od = 0; od < g->od; od++) {
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
-          const size_t f00 = (sd * od * g->h + 2 * oy) * g->w + 2 * ox;
+          const size_t f00 = (2 * od * g->h + 2 * oy) * g->w + 2 * ox;
           const size_t px = ((n * g->od + od) * g->oh + oy) * g->ow + ox;
           const size_t o = px * C; /* indices: dense */
           const float *p = xn + f00 * XS;
           float *yp = io->y + px * g->ys;
           vi l[8];            /* the pixel's taps as index values */
           const float *tp[8]; /* and where they are */
-          for (int t = 0; t < taps; t++) {
+          for (int t = 0; t < 8; t++) {
             l[t] = vi_set1((u8 ? 0 : (int32_t)f00) + lab[t]);
             tp[t] = p + (size_t)off[t] * XS;
           }
           for (size_t c = 0; c < C; c += SP_VL) {
             const size_t cn = C - c < SP_VL ? C - c : SP_VL;
             vf a[8];
-            for (int t = 0; t < taps; t++)
+            for (int t = 0; t < 8; t++)
               a[t] = load_lanes(tp[t] + c, cn);
             if (method == P2_GATHER) {
               const vi idx = load_index(io->indices, g->index_type, o + c, cn);
               vm m[8];
-              for (int t = 0; t < taps; t++)
+              for (int t = 0; t < 8; t++)
                 m[t] = vm_eq_i(idx, l[t]);
-              store_lanes(yp + c, select_tap(m, a, taps), cn);
+              store_lanes(yp + c, select_tap(m, a, 8), cn);
               continue;
             }
-            vi won = vi_set1(0); /* set by MAX with track */
-            vf y = fwd2x2(method, kind, track, pv, inv_p, a[0], a[1], a[2],
-                          a[3], l, &won);
-            if (deep) {
-              vi wb = vi_set1(0);
-              const vf back = fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5],
-                                     a[6], a[7], l + 4, &wb);
-              const vm later = mx_replaces(back, y);
-              y = vf_select(later, y, back);
-              won = vi_select(later, won, wb);
-            }
-            store_lanes(yp + c, yclamp(g, y), cn);
-            if (method == P2_MAX && track)
-              store_index(io->indices, g->index_type, o + c, won, cn);
+            vi wf = vi_set1(0), wb = vi_set1(0); /* set with track */
+            const vf front = fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1],
+                                    a[2], a[3], l, &wf);
+            const vf back = fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5],
+                                   a[6], a[7], l + 4, &wb);
+            const vm later = mx_replaces(back, front);
+            store_lanes(yp + c, yclamp(g, vf_select(later, front, back)), cn);
+            if (track)
+              store_index(io->indices, g->index_type, o + c,
+                          vi_select(later, wf, wb), cn);
           }
         }
       }
@@ -565,13 +558,11 @@ SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
   }
 }
 
-/* NHWC 2x2x2/s2 backward, lanes over channels, written over the window's
- * taps as fwd2x2x2_nhwc_body is. */
+/* NHWC 2x2x2/s2 backward (BWD_MAX, BWD_MAX_IDX, BWD_UNPOOL), lanes over
+ * channels: each covered dx element gets one store, as in NCHW. */
 SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
-  const int deep = 1;
-  const size_t C = g->c, XS = g->xs, hw = g->h * g->w, sd = deep ? 2 : 1;
-  const size_t cov_w = 2 * g->ow, cov_h = 2 * g->oh, cov_d = sd * g->od;
-  const int taps = deep ? 8 : 4;
+  const size_t C = g->c, XS = g->xs, hw = g->h * g->w;
+  const size_t cov_w = 2 * g->ow, cov_h = 2 * g->oh, cov_d = 2 * g->od;
   const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
   int32_t off[8], lab[8]; /* the taps' element offsets, their index values */
   taps2x2x2(0, g->w, hw, off);
@@ -580,17 +571,17 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
     const float *xn = io->x ? io->x + n * sp_in_plane(g) * XS : NULL;
     float *dxn = io->dx + n * sp_in_plane(g) * XS;
     for (size_t od = 0; od < g->od; od++) {
-      float *s0 = dxn + sd * od * hw * XS; /* the window's first slice */
+      float *s0 = dxn + 2 * od * hw * XS; /* the window's first slice */
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
-          const size_t f00 = (sd * od * g->h + 2 * oy) * g->w + 2 * ox;
+          const size_t f00 = (2 * od * g->h + 2 * oy) * g->w + 2 * ox;
           const size_t px = ((n * g->od + od) * g->oh + oy) * g->ow + ox;
           const size_t o = px * C; /* indices: dense */
           const float *dyp = io->dy + px * g->ys;
           vi l[8];            /* the pixel's taps as index values */
           const float *xp[8]; /* where they are in x (BWD_MAX) */
           float *dp[8];       /* and in dx */
-          for (int t = 0; t < taps; t++) {
+          for (int t = 0; t < 8; t++) {
             l[t] = vi_set1((u8 ? 0 : (int32_t)f00) + lab[t]);
             xp[t] = mode == BWD_MAX ? xn + (f00 + (size_t)off[t]) * XS : NULL;
             dp[t] = dxn + (f00 + (size_t)off[t]) * XS;
@@ -601,37 +592,33 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
             if (mode == BWD_MAX) {
               /* The winner as in forward, as a tap number. */
               vf a[8];
-              for (int t = 0; t < taps; t++)
+              for (int t = 0; t < 8; t++)
                 a[t] = load_lanes(xp[t] + c, cn);
-              vi tap, tb;
-              const vf front = max2x2(a[0], a[1], a[2], a[3], &tap);
-              if (deep) {
-                const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
-                tap = vi_select(mx_replaces(back, front), tap,
-                                vi_add(tb, vi_set1(4)));
-              }
-              for (int t = 0; t < taps; t++)
+              vi tf, tb;
+              const vf front = max2x2(a[0], a[1], a[2], a[3], &tf);
+              const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
+              const vi tap = vi_select(mx_replaces(back, front), tf,
+                                       vi_add(tb, vi_set1(4)));
+              for (int t = 0; t < 8; t++)
                 m[t] = vm_eq_i(tap, vi_set1(t));
-            } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
+            } else {
               const vi idx = load_index(io->indices, g->index_type, o + c, cn);
-              for (int t = 0; t < taps; t++)
+              for (int t = 0; t < 8; t++)
                 m[t] = vm_eq_i(idx, l[t]);
             }
             const vf share = bwd2x2_share(mode, load_lanes(dyp + c, cn));
             const vf z = vf_zero();
-            for (int t = 0; t < taps; t++) /* AVG: the share to every tap */
-              store_lanes(dp[t] + c,
-                          mode == BWD_AVG ? share : vf_select(m[t], z, share),
-                          cn);
+            for (int t = 0; t < 8; t++)
+              store_lanes(dp[t] + c, vf_select(m[t], z, share), cn);
           }
         }
         if (cov_w < g->w)
-          for (size_t s = 0; s < sd; s++)
+          for (size_t s = 0; s < 2; s++)
             for (size_t r = 0; r < 2; r++)
               zero_px(s0 + (s * hw + (2 * oy + r) * g->w + cov_w) * XS,
                       g->w - cov_w, C, XS);
       }
-      for (size_t s = 0; s < sd; s++)
+      for (size_t s = 0; s < 2; s++)
         zero_px(s0 + (s * hw + cov_h * g->w) * XS, (g->h - cov_h) * g->w, C,
                 XS);
     }
