@@ -314,6 +314,39 @@ SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
   return sum ? vcanon(z) : z;
 }
 
+/* Keeps vector v in a register: the compiler may then not fold the load
+ * that made it into each of its uses (one load feeding several adds). */
+#if defined(__aarch64__)
+#define VF_PIN(v) __asm__("" : "+w"(v))
+#else
+#define VF_PIN(v) __asm__("" : "+v"(v))
+#endif
+
+/* div_lanes of the n (<= 8) vectors at x, in place: one test for the rare
+ * lanes of all of them (kernels that divide many vectors by one divisor). */
+SP_HOT void div_lanes_n(vf *x, int n, const divisor *v, int sum) {
+#if SP_DIV_EXACT
+  if (v->fast) {
+    vf q[8];
+    vm other = vm_range(0, 0);
+    for (int i = 0; i < n; i++) {
+      q[i] = vf_div_exact(x[i], v->d, v->r, sum);
+      const vf a = vf_abs(x[i]);
+      other = vm_or(other, vm_and(vm_not_pzero(a),
+                                  vm_bits_outside(a, f32_bits(SP_DIV_FAST_MIN),
+                                                  f32_bits(FLT_MAX))));
+    }
+    if (!vm_any(other)) {
+      for (int i = 0; i < n; i++)
+        x[i] = q[i];
+      return;
+    }
+  }
+#endif
+  for (int i = 0; i < n; i++)
+    x[i] = div_lanes(x[i], v, sum);
+}
+
 /* x / d, exactly. */
 SP_HOT vf div_by(vf x, const divisor *v) {
   return div_lanes(x, v, 0);
@@ -495,6 +528,7 @@ void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io);
 void SP_FN(sp_avgpool_fwd_nd_nchw)(const sp_geom *g,
                                    const sp_io *io); /* pool_nd.c */
 void SP_FN(sp_avgpool_bwd_nd_nchw)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_avgpool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io);
 /* nchw_3x3s1.c, for the 3x3 MAX backward from x: MAX 3x3/s1 forward with U8
  * taps, for planes whose rows fit the pad row (g->w + SP_VL + 2 <= ZERO3). */
 void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io);
