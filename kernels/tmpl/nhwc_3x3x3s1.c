@@ -92,8 +92,9 @@ SP_HOT void s1_sums(const s1_src *s, size_t ox, size_t c, size_t cn, int no,
           v = load_lanes(q + col * s->ps + (size_t)j * SP_VL,
                          j + 1 == nb ? cn : SP_VL);
         VF_PIN(v); /* one load for its (up to) three adds */
+        const int o_hi = t < no ? t : no - 1;
 #pragma GCC unroll 3
-        for (int o = t < 2 ? 0 : t - 2; o <= t && o < no; o++)
+        for (int o = t < 2 ? 0 : t - 2; o <= o_hi; o++)
           acc[o * nb + j] = vf_add(acc[o * nb + j], v);
       }
     }
