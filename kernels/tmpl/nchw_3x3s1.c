@@ -89,6 +89,14 @@ SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, int method,
  * the divisors of row r's kind-0..2 blocks, y its first output. Each output
  * row reads one new input row; the other two come from the row above. */
 #define P3_ROWS (ROWS3 + 2)
+/* 3x3x3 groups: each output row's chain is 27 ordered adds, so more rows
+ * side by side where the registers hold them (8 sums and 9 taps of 32). */
+#if SP_VL == 16
+#define ROWS3D 8
+#else
+#define ROWS3D ROWS3
+#endif
+#define P3D_ROWS (ROWS3D + 2)
 SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
                                 size_t off, const divisor *const dv[],
                                 size_t nr, int kind, size_t cnt, size_t ow,
@@ -113,7 +121,7 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
                 cnt);
 }
 
-/* The same for 3x3x3 windows: p[s * P3_ROWS + i] is input row i of the
+/* The same for 3x3x3 windows: p[s * P3D_ROWS + i] is input row i of the
  * group in the window's slice s, and the same row reuse slice by slice.
  * Each output row's chain runs from +0 through its 27 taps in the
  * reference's order (slice, row, column), the nr rows' chains side by
@@ -124,11 +132,11 @@ SP_HOT void avg3x3x3s1_nchw_block(const sums3 *s3, const float *const p[],
                                   size_t off, const divisor *const dv[],
                                   size_t nr, int kind, size_t cnt, size_t ow,
                                   float *y, int divide) {
-  vf sum[ROWS3];
+  vf sum[ROWS3D];
   for (size_t r = 0; r < nr; r++)
     sum[r] = vf_zero();
   for (size_t sl = 0; sl < 3; sl++) {
-    const float *const *ps = p + sl * P3_ROWS;
+    const float *const *ps = p + sl * P3D_ROWS;
     vf a0, a1, a2, b0, b1, b2, c0, c1, c2;
     taps3_nchw(s3, ps[0] + off, kind, P3_AVG, &a0, &a1, &a2);
     taps3_nchw(s3, ps[1] + off, kind, P3_AVG, &b0, &b1, &b2);
@@ -306,26 +314,30 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method, int track,
             dvz[method == P3_AVG && depth > 1 ? sp_avg_taps_d(g, od) - 1 : 0];
         const float *xp = xplane + od * hw; /* 2D: the plane */
         const size_t ybase = yplane + od * g->oh * ow;
-        for (size_t oy = 0; oy < g->oh; oy += ROWS3) {
-          const size_t nr = g->oh - oy < ROWS3 ? g->oh - oy : ROWS3;
-          const float *p[3 * P3_ROWS];
+        const size_t grp = depth > 1 ? ROWS3D : ROWS3; /* rows a group */
+        for (size_t oy = 0; oy < g->oh; oy += grp) {
+          const size_t nr = g->oh - oy < grp ? g->oh - oy : grp;
+          const float *p[3 * P3D_ROWS];
           for (size_t sl = 0; sl < depth; sl++)
-            for (size_t i = 0; i < P3_ROWS; i++) {
+            for (size_t i = 0; i < grp + 2; i++) {
               const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
-              p[sl * P3_ROWS + i] = (slice[sl] && iy >= 0 && (size_t)iy < g->h
-                                         ? slice[sl] + (size_t)iy * g->w
-                                         : pad) -
-                                    g->pl;
+              p[sl * P3D_ROWS + i] = (slice[sl] && iy >= 0 && (size_t)iy < g->h
+                                          ? slice[sl] + (size_t)iy * g->w
+                                          : pad) -
+                                     g->pl;
             }
-          const divisor *dv[ROWS3];
-          for (size_t r = 0; r < ROWS3; r++)
+          const divisor *dv[ROWS3D];
+          for (size_t r = 0; r < grp; r++)
             dv[r] =
                 dvt[r < nr && method == P3_AVG ? 3 - sp_avg_taps_h(g, oy + r)
                                                : 0];
           s3.oy = oy;
           s3.bad = vm_range(0, 0);
           const size_t o = ybase + oy * ow;
-          if (nr == ROWS3)
+          if (depth > 1 && nr == ROWS3D)
+            nchw3x3s1_row(&s3, method, p, dv, ROWS3D, depth, ow, mid_end, extra,
+                          o);
+          else if (nr == ROWS3)
             nchw3x3s1_row(&s3, method, p, dv, ROWS3, depth, ow, mid_end, extra,
                           o);
           else
