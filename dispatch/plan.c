@@ -766,8 +766,24 @@ static int axis_2s2(size_t k, size_t s, size_t dil, size_t pad, size_t in,
   return k == 2 && s == 2 && dil == 1 && pad == 0 && 2 * out <= in;
 }
 
+/* One window per plane, and that window is the whole plane on every axis:
+ * fixed windows of each axis' full extent, undilated and unpadded, or
+ * adaptive windows with every output size 1 (their windows are [0, in)).
+ * Any rank: a plane of d*h*w elements, scanned in row-major order. */
+static int geom_global(const sp_geom *g) {
+  if (g->od != 1 || g->oh != 1 || g->ow != 1)
+    return 0;
+  if (g->adaptive)
+    return 1;
+  return g->kd == g->d && g->kh == g->h && g->kw == g->w && g->dd == 1 &&
+         g->dh == 1 && g->dw == 1 && g->pf == 0 && g->pk == 0 && g->pt == 0 &&
+         g->pl == 0 && g->pb == 0 && g->pr == 0;
+}
+
 int sp_shape_matches(sp_shape s, const sp_geom *g) {
   const int undilated = g->dh == 1 && g->dw == 1;
+  if (s == SP_SHAPE_GLOBAL)
+    return geom_global(g);
   if (s == SP_SHAPE_2X2X2S2)
     return !g->adaptive && axis_2s2(g->kd, g->sd, g->dd, g->pf, g->d, g->od) &&
            axis_2s2(g->kh, g->sh, g->dh, g->pt, g->h, g->oh) &&
@@ -784,6 +800,7 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
   case SP_SHAPE_ND:
   case SP_SHAPE_2X2X2S2:
   case SP_SHAPE_3X3X3S1:
+  case SP_SHAPE_GLOBAL:
     return 1;
   case SP_SHAPE_2X2S2:
     /* No window touches padding: all four taps of every window are valid. */
@@ -794,11 +811,6 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
            g->pt == 1 && g->pl == 1;
   case SP_SHAPE_3X3S1:
     return undilated && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1;
-  case SP_SHAPE_GLOBAL:
-    /* The window is exactly the plane: every tap valid, each once. */
-    return undilated && g->oh == 1 && g->ow == 1 && g->kh == g->h &&
-           g->kw == g->w && g->pt == 0 && g->pl == 0 && g->pb == 0 &&
-           g->pr == 0;
   case SP_SHAPE_COUNT:
     break;
   }

@@ -238,14 +238,23 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     d->p = nd_ps[rnd() % 3];
     return;
   }
-  case SP_SHAPE_GLOBAL:
-    /* NCHW global kernels run lanes over planes: sweep planes too. */
-    d->c = rnd_range(1, 49);
-    d->h = rnd_range(1, 9);
-    d->w = rnd_range(1, 9);
-    d->kernel_h = d->stride_h = d->h;
-    d->kernel_w = d->stride_w = d->w;
+  case SP_SHAPE_GLOBAL: {
+    /* NCHW global kernels run lanes over planes: sweep planes too. The
+     * window is the whole plane of any rank: fixed windows (2D, or 3D over
+     * 2..4 slices), or adaptive windows with every output size 1 (MAX and
+     * AVG, not U8; AVG then divides by each axis in turn). */
+    const size_t cc = rnd_range(1, 49), hh = rnd_range(1, 9);
+    const size_t ww = rnd_range(1, 9), dd = rnd() % 3 ? 1 : rnd_range(2, 4);
+    if (e->method != SIMDPOOL_LP && it != SIMDPOOL_INDEX_U8 && rnd() % 3 == 0)
+      simdpool_desc_init_adaptive(d, e->method, e->layout, n, cc, dd, hh, ww, 1,
+                                  1, 1);
+    else
+      simdpool_desc_init_3d(d, e->method, e->layout, n, cc, dd, hh, ww, dd, hh,
+                            ww);
+    d->index_type = it;
+    d->isa = SIMDPOOL_ISA_SCALAR;
     return;
+  }
   default:
     break;
   }

@@ -352,6 +352,13 @@ SP_HOT vf div_by(vf x, const divisor *v) {
   return div_lanes(x, v, 0);
 }
 
+/* Adaptive AVG's division (DESIGN.md): ((x / dd) / dh) / dw, each step a
+ * correctly rounded division by that axis' window extent. */
+SP_HOT vf div_axes(vf x, const divisor *dd, const divisor *dh,
+                   const divisor *dw) {
+  return div_by(div_by(div_by(x, dd), dh), dw);
+}
+
 /* y of an AVG output from its sum x: (+0 + x) / d, NaN canonical. The
  * leading +0 lets a kernel start a sum from its first term rather than from
  * +0 + first term as the reference does: the two differ only when every

@@ -169,8 +169,9 @@ void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 }
 
 /* ================================================================ global
- * NCHW global pooling (one window per plane, no padding): a row has one
- * output, so lanes run over planes instead. A full group of SP_VL planes
+ * NCHW global pooling (one window per plane, the whole plane: any rank,
+ * fixed or adaptive windows): a plane has one output, so lanes run over
+ * planes instead. A full group of SP_VL planes
  * reads SP_VL taps of each at once and transposes them (vf_load_transposed),
  * so each tap is one vector; the last taps, and a group of fewer planes,
  * read tap t of every plane at stride h*w. Each lane still scans its plane
@@ -194,7 +195,7 @@ SP_HOT void global_step(int method, int track, int kind, float pv, size_t t,
  * independent chains of h*w steps hide the latency of each. */
 SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
                                int track, size_t p0, size_t ng) {
-  const size_t hw = g->h * g->w, planes = g->n * g->c;
+  const size_t hw = sp_in_plane(g), planes = g->n * g->c;
   const int kind = lp_kind(g->p);
   const float pv = g->p;
   const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
@@ -226,6 +227,12 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
       /* The window is the plane: tap number and flat position coincide. */
       if (track)
         store_index(io->indices, g->index_type, o, idx[k], cnt);
+    } else if (method == G_AVG && g->adaptive) {
+      /* ((acc / d) / h) / w: the window's extents are the axes'. */
+      const divisor dd = divisor_count(g->d), dh = divisor_count(g->h),
+                    dw = divisor_count(g->w);
+      const vf y = vcanon(div_axes(acc[k], &dd, &dh, &dw));
+      store_lanes(io->y + o, yclamp(g, y), cnt);
     } else {
       const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])

@@ -89,7 +89,7 @@ SP_HOT nd_div nd_div_at(const sp_geom *g, size_t od, size_t oy, size_t ox) {
 /* sum: the forward form (+0 + v, NaN canonical). */
 SP_HOT vf nd_div_apply(const nd_div *d, vf v, int sum) {
   if (d->adaptive) {
-    const vf q = div_by(div_by(div_by(v, &d->dd), &d->dh), &d->dw);
+    const vf q = div_axes(v, &d->dd, &d->dh, &d->dw);
     return sum ? vcanon(q) : q;
   }
   return div_lanes(v, &d->dd, sum);
