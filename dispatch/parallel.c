@@ -235,7 +235,8 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
    * rows must own their input rows: windows of different output rows may
    * not share a row (extent <= stride), and flat indices would need
    * rebasing. Otherwise backward kernels that write any band of dx rows by
-   * themselves (row_range) take bands of the whole plane's dx rows. */
+   * themselves (row_range) take bands of the whole plane's dx rows (with a
+   * depth axis, the same rows of every slice). */
   const size_t eh = g->dh * (g->kh - 1) + 1;
   const int flat_idx =
       op == SP_OP_BWD_IDX && g->index_type != SIMDPOOL_INDEX_U8;
@@ -271,8 +272,8 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
     return j->planes * j->row_blocks;
   }
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
-      (g->oh == 1 && !j->bands) || !sp_geom_2d(g) || op == SP_OP_UNPOOL ||
-      op == SP_OP_UNPOOL_BWD) {
+      (g->oh == 1 && !j->bands) || (!sp_geom_2d(g) && !j->bands) ||
+      op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) {
     j->bands = 0;
     j->per_chunk = (j->planes + chunks - 1) / chunks;
     j->row_blocks = 1;

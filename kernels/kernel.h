@@ -36,7 +36,8 @@ typedef struct sp_geom {
   int count_include_pad; /* AVG */
   float p;               /* LP */
   /* Backward kernels whose registry entry has row_range: write only dx rows
-   * [row0, row1) of each plane (reading every output that covers them);
+   * [row0, row1) of each plane, and with a depth axis of each of its
+   * slices (reading every output that covers them);
    * row1 == 0 means every row. Plan creation sets both to 0; only the
    * parallel split sets them, and only for such kernels. */
   size_t row0, row1;

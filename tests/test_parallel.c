@@ -389,6 +389,16 @@ START_TEST(test_3d_bit_identical) {
       rnd_desc(&d, &probe, it);
       d.n = 1;
       d.isa = all_isas[a];
+      /* Now and then 3x3x3/s1 planes tall enough for bands of dx rows
+       * (channels-last backward) and rows long enough for column tiles. */
+      if (shape == SP_SHAPE_3X3X3S1 && k % 8 == 1) {
+        d.h = rnd_range(24, 40);
+        if (rnd() % 3 == 0) {
+          d.w = rnd_range(60, 130);
+          d.c = rnd_range(1, 20);
+          d.d = d.d < 3 ? d.d : 3;
+        }
+      }
       simdpool_plan *plan = NULL;
       if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
         continue;

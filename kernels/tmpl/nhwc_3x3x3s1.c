@@ -220,96 +220,112 @@ void SP_FN(sp_avgpool_fwd_3x3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
  * rows hears from, cb channels (a multiple of SP_VL) per pixel. */
 #define S1_RING 8192 /* floats: 32 KiB of stack */
 
-/* The channel slab cb and the dx rows per tile (returned; 0: the ring
- * cannot hold even one row's shares, or a row is too long). Tiles of t dx
- * rows read t + 2 output rows, so shares are made (t + 2) / t times:
- * the widest slab that keeps t >= 4, else one vector. */
-static inline size_t s1_tile(const sp_geom *g, size_t *cb) {
+/* The channel slab cb, the output columns sw a ring row holds, and the dx
+ * rows per tile (returned). Tiles of t dx rows read t + 2 output rows, so
+ * shares are made (t + 2) / t times: the widest slab that keeps t >= 4
+ * with whole rows (sw = ow), else one vector; rows too long for that go
+ * in column tiles of sw - 2 dx columns (sw output columns), 4 rows each. */
+static inline size_t s1_tile(const sp_geom *g, size_t *cb, size_t *sw) {
   const size_t full = (g->c + SP_VL - 1) / SP_VL * SP_VL;
   for (size_t w = 2 * SP_VL; w >= SP_VL; w -= SP_VL) {
     const size_t c = w < full ? w : full;
     const size_t rows = S1_RING / (3 * g->ow * c);
     if (rows >= 3 && (rows >= 6 || w == SP_VL)) {
       *cb = c;
+      *sw = g->ow;
       return rows - 2;
     }
   }
-  return 0;
+  *cb = SP_VL;
+  *sw = S1_RING / (3 * 6 * SP_VL); /* >= 28 columns */
+  return 4;
 }
 
-/* The shares of output rows [oy0, oy1) of output slice od, channels
- * [c0, c0 + cs), into s (rows of ow pixels of cb floats; lanes past cs
- * +0). */
+/* The shares of output rows [oy0, oy1), columns [a0, a1), of output slice
+ * od, channels [c0, c0 + cs), into s (rows of rs floats: a1 - a0 pixels
+ * of cb floats; lanes past cs +0). */
 SP_HOT void s1_shares(const sp_geom *g, const sp_io *io, size_t n, size_t od,
-                      size_t oy0, size_t oy1, size_t c0, size_t cs, size_t cb,
-                      float *s) {
+                      size_t oy0, size_t oy1, size_t a0, size_t a1, size_t c0,
+                      size_t cs, size_t cb, size_t rs, float *s) {
   const size_t nz = sp_avg_taps_d(g, od);
-  for (size_t oy = oy0; oy < oy1; oy++) {
+  for (size_t oy = oy0; oy < oy1; oy++, s += rs) {
     const size_t nzy = nz * sp_avg_taps_h(g, oy);
     divisor dv[4];
     for (size_t nx = 1; nx <= 3; nx++)
       dv[nx] = divisor_count(nzy * nx);
     const float *dy =
-        io->dy + ((n * g->od + od) * g->oh + oy) * g->ow * g->ys + c0;
-    for (size_t ox = 0; ox < g->ow; ox++, dy += g->ys, s += cb) {
+        io->dy + (((n * g->od + od) * g->oh + oy) * g->ow + a0) * g->ys + c0;
+    float *p = s;
+    for (size_t ox = a0; ox < a1; ox++, dy += g->ys, p += cb) {
       const divisor *d = &dv[sp_avg_taps_w(g, ox)];
       for (size_t c = 0; c < cb; c += SP_VL) {
         const size_t cn = c >= cs ? 0 : cs - c < SP_VL ? cs - c : SP_VL;
         const vf v = cn ? load_lanes(dy + c, cn) : vf_zero();
-        vf_store(s + c, div_by(v, d));
+        vf_store(p + c, div_by(v, d));
       }
     }
   }
 }
 
+/* dx rows [row0, row1) of every slice (row_range: the parallel split's
+ * bands), tiles of t rows by sw output columns, a slab of cb channels. */
 SP_HOT void avg333_nhwc_bwd(const sp_geom *g, const sp_io *io, size_t cb,
-                            size_t t) {
+                            size_t sw, size_t t) {
   _Alignas(64) float ring[S1_RING];
   const size_t OD = g->od, OH = g->oh, OW = g->ow, H = g->h, W = g->w;
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
-  const size_t slot = (t + 2) * OW * cb;       /* one output slice's rows */
-  const size_t pf = 2 - g->pf, pt = 2 - g->pt; /* the gather's pads */
+  const size_t rs = sw * cb, slot = (t + 2) * rs; /* ring row, slice */
+  /* The gather's pads; tiles of tw dx columns (all W with whole rows). */
+  const size_t pf = 2 - g->pf, pt = 2 - g->pt, pl = 2 - g->pl;
+  const size_t tw = sw == OW ? W : sw - 2;
   s1_src s;
   s.ps = cb;
-  s.w = OW;
-  s.pl = 2 - g->pl;
   s1_sink k;
   k.ps = g->xs;
   k.g = g;
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c0 = 0; c0 < g->c; c0 += cb) {
       const size_t cs = g->c - c0 < cb ? g->c - c0 : cb;
-      for (size_t y0 = R0; y0 < R1; y0 += t) {
-        const size_t y1 = y0 + t < R1 ? y0 + t : R1;
-        /* Output rows [r0, r1) cover dx rows [y0, y1). */
-        const size_t r0 = y0 >= pt ? y0 - pt : 0;
-        const size_t r1 = y1 - 1 + 3 - pt < OH ? y1 - 1 + 3 - pt : OH;
-        size_t filled = 0; /* output slices [.., filled) made */
-        for (size_t z = 0; z < g->d; z++) {
-          const size_t d0 = z >= pf ? z - pf : 0;
-          const size_t d1 = z + 3 - pf < OD ? z + 3 - pf : OD;
-          if (filled < d0)
-            filled = d0;
-          for (; filled < d1; filled++)
-            s1_shares(g, io, n, filled, r0, r1, c0, cs, cb,
-                      ring + filled % 3 * slot);
-          for (size_t y = y0; y < y1; y++) {
-            s.nr = 0;
-            const size_t a0 = y >= pt ? y - pt : 0;
-            const size_t a1 = y + 3 - pt < OH ? y + 3 - pt : OH;
-            for (size_t od = d0; od < d1; od++)
-              for (size_t oy = a0; oy < a1; oy++)
-                s.row[s.nr++] = ring + od % 3 * slot + (oy - r0) * OW * cb;
-            k.row = io->dx + ((n * g->d + z) * H + y) * W * g->xs + c0;
-            if (s.nr == 0) { /* no window covers the row: +0 */
-              for (size_t x = 0; x < W; x++)
-                for (size_t c = 0; c < cs; c += SP_VL)
-                  s1_put(&k, 0, x, 0, c, cs - c < SP_VL ? cs - c : SP_VL,
-                         vf_zero());
-            } else if (cb == SP_VL) {
-              s1_row(&s, &k, g, 0, W, cs, 8, 1);
-            } else {
-              s1_row(&s, &k, g, 0, W, cs, 4, 2);
+      for (size_t x0 = 0; x0 < W; x0 += tw) {
+        const size_t x1 = x0 + tw < W ? x0 + tw : W;
+        /* Output columns [a0, a1) cover dx columns [x0, x1); dx column
+         * x0 + i reads ring column i - s.pl + j. */
+        const size_t a0 = x0 >= pl ? x0 - pl : 0;
+        const size_t a1 = x1 + 2 - pl < OW ? x1 + 2 - pl : OW;
+        s.w = a1 - a0;
+        s.pl = pl + a0 - x0;
+        for (size_t y0 = R0; y0 < R1; y0 += t) {
+          const size_t y1 = y0 + t < R1 ? y0 + t : R1;
+          /* Output rows [r0, r1) cover dx rows [y0, y1). */
+          const size_t r0 = y0 >= pt ? y0 - pt : 0;
+          const size_t r1 = y1 - 1 + 3 - pt < OH ? y1 - 1 + 3 - pt : OH;
+          size_t filled = 0; /* output slices [.., filled) made */
+          for (size_t z = 0; z < g->d; z++) {
+            const size_t d0 = z >= pf ? z - pf : 0;
+            const size_t d1 = z + 3 - pf < OD ? z + 3 - pf : OD;
+            if (filled < d0)
+              filled = d0;
+            for (; filled < d1; filled++)
+              s1_shares(g, io, n, filled, r0, r1, a0, a1, c0, cs, cb, rs,
+                        ring + filled % 3 * slot);
+            for (size_t y = y0; y < y1; y++) {
+              s.nr = 0;
+              const size_t b0 = y >= pt ? y - pt : 0;
+              const size_t b1 = y + 3 - pt < OH ? y + 3 - pt : OH;
+              for (size_t od = d0; od < d1; od++)
+                for (size_t oy = b0; oy < b1; oy++)
+                  s.row[s.nr++] = ring + od % 3 * slot + (oy - r0) * rs;
+              k.row = io->dx + (((n * g->d + z) * H + y) * W + x0) * g->xs + c0;
+              if (s.nr == 0 || a0 >= a1) { /* no window covers the row: +0 */
+                for (size_t x = 0; x < x1 - x0; x++)
+                  for (size_t c = 0; c < cs; c += SP_VL)
+                    s1_put(&k, 0, x, 0, c, cs - c < SP_VL ? cs - c : SP_VL,
+                           vf_zero());
+              } else if (cb == SP_VL) {
+                s1_row(&s, &k, g, 0, x1 - x0, cs, 8, 1);
+              } else {
+                s1_row(&s, &k, g, 0, x1 - x0, cs, 4, 2);
+              }
             }
           }
         }
@@ -319,10 +335,7 @@ SP_HOT void avg333_nhwc_bwd(const sp_geom *g, const sp_io *io, size_t cb,
 }
 
 void SP_FN(sp_avgpool_bwd_3x3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
-  size_t cb = 0;
-  const size_t t = s1_tile(g, &cb);
-  if (t)
-    avg333_nhwc_bwd(g, io, cb, t);
-  else
-    SP_FN(sp_avgpool_bwd_nd_nhwc)(g, io);
+  size_t cb, sw;
+  const size_t t = s1_tile(g, &cb, &sw);
+  avg333_nhwc_bwd(g, io, cb, sw, t);
 }
