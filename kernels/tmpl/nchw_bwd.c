@@ -532,6 +532,32 @@ void SP_FN(sp_lppool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   bwd_nchw_body(g, io, BWD_LP);
 }
 
+/* AVG backward of global pooling (SP_SHAPE_GLOBAL: one window, the whole
+ * plane of any rank): every element of a plane gets +0 + its plane's
+ * share, dy / (d*h*w) or, adaptive, ((dy / d) / h) / w, NaN canonical.
+ * Shares are divided SP_VL planes at a time, then each fills its plane. */
+void SP_FN(sp_avgpool_bwd_global_nchw)(const sp_geom *g, const sp_io *io) {
+  const size_t hw = sp_in_plane(g), planes = g->n * g->c;
+  const divisor dv = divisor_count(hw), dd = divisor_count(g->d),
+                dh = divisor_count(g->h), dw = divisor_count(g->w);
+  _Alignas(64) float share[SP_VL];
+  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
+    const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+    const vf dy = load_lanes(io->dy + p0, cnt);
+    const vf q = g->adaptive ? div_axes(dy, &dd, &dh, &dw) : div_by(dy, &dv);
+    vf_store(share, vcanon(vf_add(vf_zero(), q)));
+    for (size_t i = 0; i < cnt; i++) {
+      const vf v = vf_set1(share[i]);
+      float *dx = io->dx + (p0 + i) * hw;
+      size_t t = 0;
+      for (; t + SP_VL <= hw; t += SP_VL)
+        vf_store(dx + t, v);
+      if (t < hw)
+        store_lanes(dx + t, v, hw - t);
+    }
+  }
+}
+
 /* MAX backward, NCHW, stride 1 along rows, undilated, gathered on the AVG
  * gather's ring: each output row's keys (its indices as int32 lanes: flat
  * positions, or U8 tap numbers; -1 outside [0, ow)) and its dy go into a
