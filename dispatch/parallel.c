@@ -110,6 +110,8 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     in_off = p * j->in_plane + first * in_step[ax];
     out_off = p * j->out_plane + o0 * out_step[ax];
     c->bias = first * flat_step[ax];
+    if (j->op != SP_OP_FWD)
+      c->g.fbase = c->bias; /* SP_K_FBASE kernels (plan_chunks) */
   } else if (j->bands) {
     /* dx rows [row0, row1) of plane p: the whole plane's geometry, so every
      * covering output and every flat index stays as it is. */
@@ -164,9 +166,9 @@ static void run_chunk(void *ctx, size_t i) {
                                  : sp_pick_kernel(j->plan->isa, &c.g, j->op);
   sp_call_kernel_clamped(k->fn, j->op == SP_OP_FWD ? j->plan->clamp : NULL,
                          &c.g, &c.io);
-  /* Flat indices count from the start of the whole plane: the kernel
-   * counted from its first row or slice. (Backward blocks never take flat
-   * indices.) */
+  /* Forward's flat indices count from the start of the whole plane: the
+   * kernel counted from its first row or slice. (Backward and unpooling
+   * blocks read them relative to c.g.fbase instead: SP_K_FBASE kernels.) */
   if (j->op != SP_OP_FWD || c.bias == 0)
     return;
   const size_t lanes = c.g.layout == SIMDPOOL_NHWC ? c.g.c : 1;
@@ -205,12 +207,14 @@ static void check_chunk(void *ctx, size_t i) {
  * check: the chunks of index validation, which reads outputs only (no dx
  * bands). */
 static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
-                          const sp_io *io, size_t chunk_bytes, int check) {
+                          const sp_io *io, size_t chunk_bytes, int check,
+                          int general) {
   const sp_geom *g = &plan->geom;
   memset(j, 0, sizeof *j);
   j->plan = plan;
   j->op = op;
   j->io = *io;
+  j->general = general;
   atomic_init(&j->bad, SIZE_MAX);
   const int nhwc = g->layout == SIMDPOOL_NHWC;
   const size_t lanes = nhwc ? g->c : 1;
@@ -233,26 +237,33 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
 
   /* Rows may be split when planes are too few. Backward blocks of output
    * rows must own their input rows: windows of different output rows may
-   * not share a row (extent <= stride), and flat indices would need
-   * rebasing. Otherwise backward kernels that write any band of dx rows by
-   * themselves (row_range) take bands of the whole plane's dx rows (with a
-   * depth axis, the same rows of every slice). */
+   * not share a row (extent <= stride). Flat indices then count from the
+   * block's first element (sp_geom.fbase): only kernels with SP_K_FBASE
+   * take them, and only those take unpooling's blocks (the GENERAL and ND
+   * kernels take an index anywhere in its plane). The index check's chunks
+   * (check) are planes. Otherwise backward kernels that write any band of
+   * dx rows by themselves (SP_K_ROWS) take bands of the whole plane's dx
+   * rows (with a depth axis, the same rows of every slice). */
   const size_t eh = g->dh * (g->kh - 1) + 1;
+  const int unpool = op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD;
   const int flat_idx =
-      op == SP_OP_BWD_IDX && g->index_type != SIMDPOOL_INDEX_U8;
-  const int sub_rows = op == SP_OP_FWD || (eh <= g->sh && !flat_idx);
-  const sp_kernel_entry *k = op == SP_OP_FWD || sub_rows || check
+      (op == SP_OP_BWD_IDX || unpool) && g->index_type != SIMDPOOL_INDEX_U8;
+  const sp_kernel_entry *k = op == SP_OP_FWD || check || general ||
+                                     (!flat_idx && !unpool && eh <= g->sh)
                                  ? NULL
                                  : sp_pick_kernel(plan->isa, g, op);
-  j->bands = k && k->row_range && sp_bwd_rows_ok(g) && g->h > 1;
+  const int fbase_ok = k && (k->flags & SP_K_FBASE);
+  /* Blocks of outputs along an axis whose windows do not overlap. */
+  const int blocks_ok = op == SP_OP_FWD || (!flat_idx && !unpool) || fbase_ok;
+  const int sub_rows = blocks_ok && (op == SP_OP_FWD || eh <= g->sh);
+  j->bands =
+      !sub_rows && k && (k->flags & SP_K_ROWS) && sp_bwd_rows_ok(g) && g->h > 1;
   /* 3D plans with fixed windows split into blocks of output slices by the
    * rules of row blocks on the depth axis; adaptive plans split planes
-   * only, and so does unpooling (an index may point anywhere in its
-   * plane). */
+   * only. */
   const size_t ed = g->dd * (g->kd - 1) + 1;
-  if (j->planes < chunks && g->od > 1 && !g->adaptive &&
-      (op == SP_OP_FWD || (ed <= g->sd && !flat_idx)) && op != SP_OP_UNPOOL &&
-      op != SP_OP_UNPOOL_BWD) {
+  if (j->planes < chunks && g->od > 1 && !g->adaptive && blocks_ok &&
+      (op == SP_OP_FWD || ed <= g->sd)) {
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     j->slices = 1;
     j->row_blocks = blocks < g->od ? blocks : g->od;
@@ -263,8 +274,7 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
    * columns by the rules of row blocks on the width axis. */
   const size_t ew = g->dw * (g->kw - 1) + 1;
   if (j->planes < chunks && g->h == 1 && g->oh == 1 && g->ow > 1 &&
-      sp_geom_2d(g) && (op == SP_OP_FWD || (ew <= g->sw && !flat_idx)) &&
-      op != SP_OP_UNPOOL && op != SP_OP_UNPOOL_BWD) {
+      sp_geom_2d(g) && blocks_ok && (op == SP_OP_FWD || ew <= g->sw)) {
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     j->bands = 0;
     j->cols = 1;
@@ -272,8 +282,7 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
     return j->planes * j->row_blocks;
   }
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
-      (g->oh == 1 && !j->bands) || (!sp_geom_2d(g) && !j->bands) ||
-      op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) {
+      (g->oh == 1 && !j->bands) || (!sp_geom_2d(g) && !j->bands)) {
     j->bands = 0;
     j->per_chunk = (j->planes + chunks - 1) / chunks;
     j->row_blocks = 1;
@@ -309,7 +318,7 @@ size_t sp_find_bad_parallel(const simdpool_plan *plan, const void *indices,
   par_job j;
   const sp_io io = {NULL, NULL, (void *)(uintptr_t)indices, NULL, NULL};
   const size_t range =
-      plan_chunks(&j, plan, SP_OP_BWD_IDX, &io, SP_CHUNK_MIN_BYTES, 1);
+      plan_chunks(&j, plan, SP_OP_BWD_IDX, &io, SP_CHUNK_MIN_BYTES, 1, 0);
   for_each_chunk(&j, range, check_chunk, parallel_for, pool);
   return atomic_load(&j.bad);
 }
@@ -331,7 +340,6 @@ void sp_run_job(const simdpool_plan *plan, sp_op op, const sp_io *io,
   par_job j;
   if (!chunk_bytes)
     chunk_bytes = SP_CHUNK_MIN_BYTES;
-  const size_t range = plan_chunks(&j, plan, op, io, chunk_bytes, 0);
-  j.general = general;
+  const size_t range = plan_chunks(&j, plan, op, io, chunk_bytes, 0, general);
   for_each_chunk(&j, range, run_chunk, parallel_for, pool);
 }

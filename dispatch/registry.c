@@ -3,12 +3,12 @@
  * benches iterate. */
 #include "kernel.h"
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, rows)              \
+#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, flags)             \
   void fn(const sp_geom *g, const sp_io *io);
 #include "registry.inc"
 #undef SP_KERNEL
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, rows)              \
+#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, flags)             \
   {#fn,                                                                        \
    SIMDPOOL_ISA_##isa,                                                         \
    SIMDPOOL_##method,                                                          \
@@ -16,7 +16,7 @@
    SP_OP_##op,                                                                 \
    SP_SHAPE_##shape,                                                           \
    (mask),                                                                     \
-   (rows),                                                                     \
+   (flags),                                                                    \
    fn},
 const sp_kernel_entry sp_registry[] = {
 #include "registry.inc"

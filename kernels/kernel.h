@@ -41,6 +41,13 @@ typedef struct sp_geom {
    * row1 == 0 means every row. Plan creation sets both to 0; only the
    * parallel split sets them, and only for such kernels. */
   size_t row0, row1;
+  /* The flat position, in the caller's whole plane, of this geometry's
+   * element 0: flat I32/I64 indices that a backward or unpooling kernel
+   * reads name position index - fbase of its plane. Plan creation sets 0;
+   * the parallel split sets it for blocks of outputs, and only for kernels
+   * with SP_K_FBASE. (Forward writes indices from 0; the split adds the
+   * block's offset.) */
+  size_t fbase;
   /* Pixel strides in elements: from one pixel's channel 0 to the next
    * pixel's, of x and dx (xs) and of y and dy (ys). NHWC kernels step by
    * them and touch only the first c elements of each pixel; always >= c,
@@ -163,6 +170,12 @@ static inline size_t sp_index_size(simdpool_index_type t) {
   return 0;
 }
 
+/* What a kernel honours beyond its class (registry.inc's last field). */
+enum {
+  SP_K_ROWS = 1u,  /* sp_geom's row0/row1, where sp_bwd_rows_ok(g) */
+  SP_K_FBASE = 2u, /* sp_geom's fbase: flat I32/I64 indices it reads */
+};
+
 typedef struct sp_kernel_entry {
   const char *name; /* e.g. "maxpool_fwd_nchw_scalar" */
   simdpool_isa isa;
@@ -171,7 +184,7 @@ typedef struct sp_kernel_entry {
   sp_op op;
   sp_shape shape;
   unsigned index_mask; /* SP_IDX_* : index types this kernel handles */
-  int row_range;       /* honours sp_geom's row0/row1 where sp_bwd_rows_ok(g) */
+  unsigned flags;      /* SP_K_* below */
   sp_kernel_fn fn;
 } sp_kernel_entry;
 

@@ -380,8 +380,9 @@ START_TEST(test_3d_bit_identical) {
       const sp_shape shape = k % 4 == 0   ? SP_SHAPE_2X2X2S2
                              : k % 4 == 1 ? SP_SHAPE_3X3X3S1
                                           : SP_SHAPE_ND;
+      /* Every index type with every shape (k % 4 picks the shape). */
       const simdpool_index_type it = m == SIMDPOOL_MAX
-                                         ? (simdpool_index_type)(k % 4)
+                                         ? (simdpool_index_type)(k / 4 % 4)
                                          : SIMDPOOL_INDEX_NONE;
       const sp_kernel_entry probe = {"probe", all_isas[a], m, l,   SP_OP_FWD,
                                      shape,   SP_IDX_ANY,  0, NULL};

@@ -35,7 +35,8 @@ static inline vf sum2x2(vf a00, vf a01, vf a10, vf a11) {
 }
 
 /* Backward from indices: the tap number of each lane (index idx of the
- * window at flat position base). */
+ * window at flat position base). Flat labels here and below count from
+ * g->fbase (SP_K_FBASE: a block of the parallel split). */
 static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
   if (g->index_type == SIMDPOOL_INDEX_U8)
     return idx;
@@ -151,7 +152,7 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
    * flat positions of each lane's four taps, U8 the tap numbers. */
   vi l[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)}, won;
   if (method == P2_MAX && track && g->index_type != SIMDPOOL_INDEX_U8) {
-    l[0] = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+    l[0] = vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2);
     l[1] = vi_add(l[0], vi_set1(1));
     l[2] = vi_add(l[0], vi_set1((int32_t)g->w));
     l[3] = vi_add(l[2], vi_set1(1));
@@ -159,7 +160,7 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   if (method == P2_GATHER) {
     const vi tap =
         index_to_tap(g, load_index(io->indices, g->index_type, o, cnt),
-                     vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2));
+                     vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2));
     store_lanes(io->y + o, select2x2(tap, a00, a01, a10, a11), cnt);
     return;
   }
@@ -216,7 +217,8 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
         float *yp = io->y + px * g->ys;
         /* The pixel's four taps as index values (U8: tap numbers). */
         const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
-        const int32_t b = u8 ? 0 : (int32_t)f00, w1 = u8 ? 2 : (int32_t)g->w;
+        const int32_t b = u8 ? 0 : (int32_t)(g->fbase + f00),
+                      w1 = u8 ? 2 : (int32_t)g->w;
         const vi l[4] = {vi_set1(b), vi_set1(b + 1), vi_set1(b + w1),
                          vi_set1(b + w1 + 1)};
         for (size_t c = 0; c < C; c += SP_VL) {
@@ -272,7 +274,7 @@ SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
           vi l[8];            /* the pixel's taps as index values */
           const float *tp[8]; /* and where they are */
           for (int t = 0; t < 8; t++) {
-            l[t] = vi_set1((u8 ? 0 : (int32_t)f00) + lab[t]);
+            l[t] = vi_set1((u8 ? 0 : (int32_t)(g->fbase + f00)) + lab[t]);
             tp[t] = p + (size_t)off[t] * XS;
           }
           for (size_t c = 0; c < C; c += SP_VL) {
@@ -330,7 +332,9 @@ SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   const vi base =
       u8 || !(track || method == P2_GATHER)
           ? vi_set1(0)
-          : vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
+          : vi_ramp(
+                (int32_t)(g->fbase + (2 * od * g->h + 2 * oy) * g->w + 2 * ox),
+                2);
   vi l[8];
   for (int t = 0; t < 8; t++)
     l[t] = vi_add(base, vi_set1(lab[t]));
@@ -456,7 +460,7 @@ SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11);
     max2x2(a00, a01, a10, a11, &tap);
   } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
-    const vi base = vi_ramp((int32_t)(2 * oy * g->w + 2 * ox), 2);
+    const vi base = vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2);
     tap = index_to_tap(g, load_index(io->indices, g->index_type, o, cnt), base);
   }
   const vf share = bwd2x2_share(mode, load_lanes(io->dy + o, cnt));
@@ -526,7 +530,7 @@ SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
         const size_t px = (n * g->oh + oy) * g->ow + ox;
         const size_t o = px * C; /* indices: dense */
         const float *dyp = io->dy + px * g->ys;
-        const vi base = vi_set1((int32_t)f00);
+        const vi base = vi_set1((int32_t)(g->fbase + f00));
         float *d00 = dxn + f00 * XS, *d10 = d00 + g->w * XS;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -582,7 +586,7 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
           const float *xp[8]; /* where they are in x (BWD_MAX) */
           float *dp[8];       /* and in dx */
           for (int t = 0; t < 8; t++) {
-            l[t] = vi_set1((u8 ? 0 : (int32_t)f00) + lab[t]);
+            l[t] = vi_set1((u8 ? 0 : (int32_t)(g->fbase + f00)) + lab[t]);
             xp[t] = mode == BWD_MAX ? xn + (f00 + (size_t)off[t]) * XS : NULL;
             dp[t] = dxn + (f00 + (size_t)off[t]) * XS;
           }
@@ -656,7 +660,9 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
     const vi base =
         u8 ? vi_set1(0)
-           : vi_ramp((int32_t)((2 * od * g->h + 2 * oy) * g->w + 2 * ox), 2);
+           : vi_ramp(
+                 (int32_t)(g->fbase + (2 * od * g->h + 2 * oy) * g->w + 2 * ox),
+                 2);
     int32_t off[8];
     taps2x2x2(u8, g->w, hw, off);
     for (int t = 0; t < 8; t++)
