@@ -142,6 +142,10 @@ typedef enum {
                        padding (the 2X2S2 rules on every axis) */
   SP_SHAPE_3X3X3S1, /* 3D 3x3x3, stride 1, dilation 1, fixed windows, any
                        padding (the 3X3S1 rules with a depth axis) */
+  SP_SHAPE_1X3S2P1, /* 1x3, column stride 2, pad left 1, dilation 1, each
+                       output row the one input row at its position (kernel,
+                       stride 1 and no padding on the row axis): 1D k3/s2/p1
+                       as audio nets pool, on the 3X3S2P1 row folds */
   SP_SHAPE_COUNT
 } sp_shape;
 

@@ -57,8 +57,8 @@ static int guards_intact(const buf *b) {
 /* ------------------------------------------------------------ geometries */
 
 static const char *const shape_names[SP_SHAPE_COUNT] = {
-    "general", "2x2s2", "3x3s2p1", "3x3s1",
-    "global",  "nd",    "2x2x2s2", "3x3x3s1"};
+    "general", "2x2s2",   "3x3s2p1", "3x3s1",  "global",
+    "nd",      "2x2x2s2", "3x3x3s1", "1x3s2p1"};
 static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx",
                                                   "unpool", "unpool_bwd"};
 static const char *const method_names[] = {"max", "avg", "lp"};
@@ -537,6 +537,8 @@ static const big_shape big_shapes[] = {
     {150, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0}, /* 3x3/s2/p1, tall bands */
     {50, 900, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, 0}, /* 2x2/s2 */
     {33, 47, 33, 47, 33, 47, 1, 1, 0, 0, 0, 0, 0, 0}, /* global */
+    {1, 3001, 1, 3, 1, 2, 1, 1, 0, 0, 1, 1, 0, 0},    /* 1x3/s2/p1: strips */
+    {3, 1030, 1, 3, 1, 2, 1, 1, 0, 0, 1, 0, 1, 0},    /* 1x3, ceil mode */
 };
 
 START_TEST(kernel_matches_reference_big) {

@@ -165,6 +165,21 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     d->pad_right = rnd_range(0, 2);
     d->ceil_mode = (int)rnd_range(0, 1);
     return;
+  case SP_SHAPE_1X3S2P1:
+    /* k3/s2/pad 1 along rows, one input row per output row (1D plans have
+     * one row; 2D plans of 1x3 windows several): widths past a ring strip
+     * (S2_STRIP) at times, so strips meet inside a row. */
+    d->h = rnd_range(1, 4);
+    if (rnd() % 4 == 0)
+      d->w = rnd_range(1000, 1100);
+    d->kernel_h = d->stride_h = 1;
+    d->kernel_w = 3;
+    d->stride_w = 2;
+    d->pad_top = d->pad_bottom = 0;
+    d->pad_left = 1;
+    d->pad_right = rnd_range(0, 2);
+    d->ceil_mode = (int)rnd_range(0, 1);
+    return;
   case SP_SHAPE_3X3S1:
     d->kernel_h = d->kernel_w = 3;
     d->stride_h = d->stride_w = 1;

@@ -670,24 +670,31 @@ typedef struct out3x3s2 {
   int32_t w, iy0w;
 } out3x3s2;
 
-/* One output row of a block from its three row folds, in order: the value,
- * and with track the winner's index (row steps kr: 3 taps or w elements).
+/* One output row of a block from its row folds (nr: 3, or 1 for 1x3 rows),
+ * in order: the value, and with track the winner's index (row steps kr: 3
+ * taps or w elements).
  * A lane whose max is -inf may have taken a padding tap as its winner (it
  * is -inf too), so such lanes count as bad with track: the row pair is
  * redone with compare-and-select, which knows which taps are valid. */
-SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t ox0, size_t cnt,
-                         const out3x3s2 *out, size_t o, int32_t rowbase,
-                         int track, vm *bad) {
+SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t nr, size_t ox0,
+                         size_t cnt, const out3x3s2 *out, size_t o,
+                         int32_t rowbase, int track, vm *bad) {
   if (!track) {
-    store_lanes(out->y + o,
-                yclamp(out->g, vf_max_x86(f[2], vf_max_x86(f[1], f[0]))), cnt);
+    const vf v = nr == 1 ? f[0] : vf_max_x86(f[2], vf_max_x86(f[1], f[0]));
+    store_lanes(out->y + o, yclamp(out->g, v), cnt);
     return;
   }
   const int u8 = out->it == SIMDPOOL_INDEX_U8;
   const int32_t kr = u8 ? 3 : out->w;
   vi tap;
-  const vf m = max3_track(f[0], kc[0], f[1], vi_add(kc[1], vi_set1(kr)), f[2],
-                          vi_add(kc[2], vi_set1(2 * kr)), &tap);
+  vf m;
+  if (nr == 1) {
+    m = f[0];
+    tap = kc[0];
+  } else {
+    m = max3_track(f[0], kc[0], f[1], vi_add(kc[1], vi_set1(kr)), f[2],
+                   vi_add(kc[2], vi_set1(2 * kr)), &tap);
+  }
   *bad = vm_or(*bad, vm_and(vm_eq(m, vf_set1(-INFINITY)), vm_range(0, cnt)));
   store_lanes(out->y + o, yclamp(out->g, m), cnt);
   if (!u8) /* + the flat position of each lane's window corner */
@@ -696,23 +703,24 @@ SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t ox0, size_t cnt,
 }
 
 /* One block of the row pair: outputs ox0 .. ox0 + cnt - 1 of output rows
- * oy and (two) oy + 1. */
-SP_HOT void max3x3s2_block(const float *const row[5], size_t ox0, size_t cnt,
-                           size_t w, size_t ow, int mode, int last, int two,
-                           int track, vm *bad, const out3x3s2 *out) {
+ * oy and (two) oy + 1; nr: the window's rows (3, or 1: a 1x3 row, never
+ * two). */
+SP_HOT void max3x3s2_block(const float *const row[5], size_t nr, size_t ox0,
+                           size_t cnt, size_t w, size_t ow, int mode, int last,
+                           int two, int track, vm *bad, const out3x3s2 *out) {
   const fold_lanes fl =
       mode >= FOLD_RIGHT ? fold_lanes_of(ox0, w) : (fold_lanes){{0}, {0}};
   vf f[5];
   vi kc[5];
   /* The first output row as soon as its three folds are there (fewer
    * vectors live at once), then the second. */
-  for (size_t r = 0; r < 3; r++)
+  for (size_t r = 0; r < nr; r++)
     f[r] = fold3x3s2(row[r], ox0, mode, &fl, last, bad, track, &kc[r]);
-  max3x3s2_out(f, kc, ox0, cnt, out, out->o + ox0, out->iy0w, track, bad);
+  max3x3s2_out(f, kc, nr, ox0, cnt, out, out->o + ox0, out->iy0w, track, bad);
   if (two) {
     for (size_t r = 3; r < 5; r++)
       f[r] = fold3x3s2(row[r], ox0, mode, &fl, last, bad, track, &kc[r]);
-    max3x3s2_out(f + 2, kc + 2, ox0, cnt, out, out->o + ow + ox0,
+    max3x3s2_out(f + 2, kc + 2, 3, ox0, cnt, out, out->o + ow + ox0,
                  out->iy0w + 2 * out->w, track, bad);
   }
 }
@@ -721,7 +729,9 @@ SP_HOT void max3x3s2_block(const float *const row[5], size_t ox0, size_t cnt,
  * 2SP_VL lie inside), full blocks inside the input, and a last block that
  * ends at ow, overlapping its predecessor (writing the same values twice
  * is harmless; outputs are plain stores): FOLD_IN or FOLD_RIGHT. Rows of at
- * most SP_VL outputs use FOLD_EDGE blocks. */
+ * most SP_VL outputs use FOLD_EDGE blocks. 1x3 windows (SP_SHAPE_1X3S2P1:
+ * kernel_h 1, output row oy is input row oy) take one row at a time, the
+ * same folds without the vertical max. */
 SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
   const row_span in = interior_cols(g);
   const size_t ow = g->ow, w = g->w;
@@ -732,41 +742,41 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
    * column 2ow - 1: not there when the right padding holds it. */
   const int wide = ow > SP_VL;
   const int tail_in = 2 * ow - 1 < w;
+  const size_t nr = g->kh; /* 3, or 1: a 1x3 row (one output row a step) */
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
       const size_t ybase = sp_plane_of(g, n, c, g->oh, g->ow).base;
-      for (size_t oy = 0; oy < g->oh; oy += 2) {
-        const int two = oy + 1 < g->oh;
-        const float *row[5]; /* input rows 2oy - 1 .. 2oy + 3, NULL outside */
-        for (size_t r = 0; r < 5; r++) {
+      for (size_t oy = 0; oy < g->oh; oy += nr == 1 ? 1 : 2) {
+        const int two = nr == 3 && oy + 1 < g->oh;
+        /* 3x3: input rows 2oy - 1 .. 2oy + 3, NULL outside; 1x3: row oy */
+        const float *row[5] = {xp + oy * g->w, NULL, NULL, NULL, NULL};
+        for (size_t r = 0; r < 5 && nr == 3; r++) {
           const size_t iy1 = 2 * oy + r; /* the row plus one */
           row[r] = iy1 >= 1 && iy1 - 1 < g->h && (two || r < 3)
                        ? xp + (iy1 - 1) * g->w
                        : NULL;
         }
-        const out3x3s2 out = {g,
-                              io->y,
-                              io->indices,
-                              g->index_type,
-                              ybase + oy * ow,
-                              (int32_t)w,
-                              (int32_t)(2 * oy * w) - (int32_t)w};
+        const int32_t iy0w =
+            nr == 3 ? (int32_t)(2 * oy * w) - (int32_t)w : (int32_t)(oy * w);
+        const out3x3s2 out = {
+            g,          io->y, io->indices, g->index_type, ybase + oy * ow,
+            (int32_t)w, iy0w};
         vm bad = vm_range(0, 0);
         size_t ox0 = 0;
         if (wide) {
-          max3x3s2_block(row, 0, SP_VL, w, ow, FOLD_LEFT, 0, two, track, &bad,
-                         &out);
+          max3x3s2_block(row, nr, 0, SP_VL, w, ow, FOLD_LEFT, 0, two, track,
+                         &bad, &out);
           for (ox0 = SP_VL; ox0 + SP_VL < ow; ox0 += SP_VL)
-            max3x3s2_block(row, ox0, SP_VL, w, ow, FOLD_IN, 0, two, track, &bad,
-                           &out);
-          max3x3s2_block(row, ow - SP_VL, SP_VL, w, ow,
+            max3x3s2_block(row, nr, ox0, SP_VL, w, ow, FOLD_IN, 0, two, track,
+                           &bad, &out);
+          max3x3s2_block(row, nr, ow - SP_VL, SP_VL, w, ow,
                          tail_in ? FOLD_IN : FOLD_RIGHT, 1, two, track, &bad,
                          &out);
         } else {
           for (; ox0 < ow; ox0 += SP_VL)
-            max3x3s2_block(row, ox0, ow - ox0 < SP_VL ? ow - ox0 : SP_VL, w, ow,
-                           FOLD_EDGE, 1, two, track, &bad, &out);
+            max3x3s2_block(row, nr, ox0, ow - ox0 < SP_VL ? ow - ox0 : SP_VL, w,
+                           ow, FOLD_EDGE, 1, two, track, &bad, &out);
         }
         if (!vm_any(bad))
           continue;

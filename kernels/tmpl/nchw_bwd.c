@@ -789,7 +789,8 @@ void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
  * one slot further on; interleaved, each dx element is stored once, with
  * no zeroing pass and no read-modify-write. Columns and rows past the last
  * windows are stored as +0.0f. NaNs are stored canonical, as every MAX
- * backward writes them. */
+ * backward writes them. 1x3 windows (SP_SHAPE_1X3S2P1) are the same with a
+ * single kernel row: dx row r hears only from output row r, one slot. */
 
 SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
                        simdpool_index_type it, const float *xp,
@@ -800,12 +801,14 @@ SP_HOT vi bwd3x3s2_key(const sp_geom *g, const sp_io *io,
      * reads them directly as the forward's fold does (the scan of
      * max_block_nchw, tap by tap in row-major order); the others go
      * through max_block_nchw. */
-    if (cnt == SP_VL && oy >= 1 && 2 * oy + 1 < g->h && ox0 >= 1 &&
-        2 * ox0 + 2 * SP_VL <= g->w) {
-      const float *p = xp + (2 * oy - 1) * g->w + 2 * ox0 - 1;
+    const size_t kh = g->kh; /* 3, or 1: a 1x3 row, input row oy */
+    const size_t iy0 = kh == 1 ? oy : 2 * oy - 1;
+    if (cnt == SP_VL && (kh == 1 || (oy >= 1 && 2 * oy + 1 < g->h)) &&
+        ox0 >= 1 && 2 * ox0 + 2 * SP_VL <= g->w) {
+      const float *p = xp + iy0 * g->w + 2 * ox0 - 1;
       vf m = vf_set1(-INFINITY);
       vi t = vi_set1(0);
-      for (int ki = 0; ki < 3; ki++, p += g->w) {
+      for (int ki = 0; ki < (int)kh; ki++, p += g->w) {
         vf v[4], tap[3];
         for (size_t i = 0; i < 4; i++)
           v[i] = vf_load(p + fold_off[i]);
@@ -838,7 +841,9 @@ SP_HOT int s2_fill(const sp_geom *g, const sp_io *io, simdpool_index_type it,
                    size_t s, size_t ne, int32_t *k, float *dy) {
   /* The top-left position of output (oy, s)'s window, minus each lane's
    * 2 * lane: a flat index minus this ramp is its tap's offset. */
-  const int32_t tl = (int32_t)((2 * oy) * g->w + 2 * s) - (int32_t)g->w - 1;
+  const int32_t tl =
+      g->kh == 1 ? (int32_t)(oy * g->w + 2 * s) - 1
+                 : (int32_t)((2 * oy) * g->w + 2 * s) - (int32_t)g->w - 1;
   for (size_t j = 0; j < ne; j += SP_VL) {
     const size_t cnt = ne - j < SP_VL ? ne - j : SP_VL;
     vi key;
@@ -913,6 +918,15 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
         const size_t ne = s + nq < OW ? nq + 1 : nq; /* q + 1 of the last */
         /* dx columns of the strip, [2s, 2s + m). */
         const size_t m = 2 * (s + nq) < cov_w ? 2 * nq : cov_w - 2 * s;
+        if (g->kh == 1) { /* 1x3 rows: dx row r hears only from output row r */
+          for (size_t r = 0; r < H; r++) {
+            finite &= s2_fill(g, io, it, xp, &in, obase + r * OW, r, s, ne,
+                              keys[0], dys[0]);
+            s2_emit(dxp + r * W + 2 * s, m, nq, keys[0], dys[0], NULL, NULL, tg,
+                    0, 0);
+          }
+          continue;
+        }
         finite &= s2_fill(g, io, it, xp, &in, obase, 0, s, ne, keys[0], dys[0]);
         for (size_t r = 0; 2 * r < H && r < OH; r++) {
           const int32_t *KA = keys[r & 1];
@@ -928,7 +942,7 @@ SP_HOT void bwd3x3s2_nchw_body(const sp_geom *g, const sp_io *io,
                     dys[(r + 1) & 1], tg, 2, 0);
         }
       }
-      const size_t cov_h = 2 * OH < H ? 2 * OH : H;
+      const size_t cov_h = g->kh == 1 ? H : 2 * OH < H ? 2 * OH : H;
       if (cov_w < W)
         for (size_t iy = 0; iy < cov_h; iy++)
           zero_tensor(dxp + iy * W + cov_w, W - cov_w);
