@@ -782,13 +782,17 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
  * taps of each output row computed once per channel block into a ring of
  * two rows. Pixels no window covers get +0.0f. Writes only dx rows
  * [row0, row1) (the parallel split's row bands). it: the index type, NONE
- * for from x; a compile-time constant. */
+ * for from x; a compile-time constant. 1x3 windows (SP_SHAPE_1X3S2P1: one
+ * kernel row, output row r is input row r) are the same walk one dx row at
+ * a time, each hearing only from its own output row with kernel row 0: the
+ * top row's sums with ki = 0, no bottom row. */
 /* Whether the gather takes this plan's flat keys (SP_FLAT_GATHER); their
  * tap offsets are distinct when w >= 3. */
 static inline int s2_flat_fits(const sp_geom *g) {
   return SP_FLAT_GATHER && g->w >= 3;
 }
 
+#define S2_CB (4 * NHWC_UNROLL * SP_VL)
 SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
                                  simdpool_index_type it) {
   const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
@@ -796,10 +800,13 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
   const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
   const int from_x = it == SIMDPOOL_INDEX_NONE;
   const int flat = it == SIMDPOOL_INDEX_I32 || it == SIMDPOOL_INDEX_I64;
-  const size_t CB = from_x ? ring_block(g, 2) : NHWC_UNROLL * SP_VL;
+  const size_t CB = from_x ? ring_block(g, 2) : S2_CB;
   const size_t RS = NHWC_RING / 2; /* a ring slot */
   const size_t cov_w = 2 * OW < W ? 2 * OW : W;
-  vi tg[3][3]; /* each tap's key */
+  const int one = g->kh == 1;      /* 1x3 rows */
+  const size_t rp = one ? 1 : 2;   /* dx rows per step of r */
+  const size_t krow = one ? 0 : 1; /* the kernel row of a step's top dx row */
+  vi tg[3][3];                     /* each tap's key */
   for (size_t ki = 0; ki < 3; ki++)
     for (size_t kj = 0; kj < 3; kj++)
       tg[ki][kj] = vi_set1((int32_t)(flat ? ki * W + kj : 3 * ki + kj));
@@ -816,9 +823,9 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
     for (size_t c0 = 0; c0 < C; c0 += CB) {
       const size_t cb = C - c0 < CB ? C - c0 : CB;
       size_t filled = oy0; /* from x: output rows [.., filled) in the ring */
-      for (size_t r = R0 / 2; 2 * r < R1; r++) {
-        const int top = 2 * r >= R0, bot = 2 * r + 1 < R1;
-        float *d0 = io->dx + ((n * H + 2 * r) * W) * XS + c0;
+      for (size_t r = R0 / rp; rp * r < R1; r++) {
+        const int top = rp * r >= R0, bot = !one && 2 * r + 1 < R1;
+        float *d0 = io->dx + ((n * H + rp * r) * W) * XS + c0;
         float *d1 = d0 + W * XS;
         if (r >= OH) { /* no window reaches rows 2r, 2r + 1 */
           if (top)
@@ -842,7 +849,8 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
             from_x ? (const void *)(ring + ((r + 1) & 1) * RS) : io->indices;
         const simdpool_index_type kt = from_x ? SIMDPOOL_INDEX_U8 : it;
         /* Top-left positions of the windows of (r, 0) and (r + 1, 0). */
-        const int32_t tla = (int32_t)(2 * r * W) - (int32_t)W - 1;
+        const int32_t tla =
+            one ? (int32_t)(r * W) - 1 : (int32_t)(2 * r * W) - (int32_t)W - 1;
         const int32_t tlb = tla + 2 * (int32_t)W;
 #define S2_KEY(ind, k0, tl, q)                                                 \
   (flat ? vi_add(load_index(ind, kt, (k0) + (q)*ks + c, cn),                   \
@@ -850,8 +858,8 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
         : load_index(ind, kt, (k0) + (q)*ks + c, cn))
         /* The keys of (r, q) and (r + 1, q) per channel vector, carried from
          * one q to the next in L1 (channels innermost: sequential reads). */
-        _Alignas(64) int32_t bufa[NHWC_UNROLL * SP_VL];
-        _Alignas(64) int32_t bufb[NHWC_UNROLL * SP_VL];
+        _Alignas(64) int32_t bufa[S2_CB];
+        _Alignas(64) int32_t bufb[S2_CB];
         for (size_t c = 0; c < cb; c += SP_VL) {
           const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
           vi_store_i32(bufa + c, S2_KEY(inda, ka0, tla, 0));
@@ -883,9 +891,9 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
             vi_store_i32(bufa + c, kan);
             vi_store_i32(bufb + c, kbn);
             if (top) {
-              const vf e = vf_add_where(z, vm_eq_i(ka, tg[1][1]), da);
-              vf o = vf_add_where(z, vm_eq_i(ka, tg[1][2]), da);
-              o = vf_add_where(o, vm_eq_i(kan, tg[1][0]), dan);
+              const vf e = vf_add_where(z, vm_eq_i(ka, tg[krow][1]), da);
+              vf o = vf_add_where(z, vm_eq_i(ka, tg[krow][2]), da);
+              o = vf_add_where(o, vm_eq_i(kan, tg[krow][0]), dan);
               if (x0 < W)
                 store_lanes(p0 + c, e, cn);
               if (x0 + 1 < W)
@@ -948,7 +956,7 @@ void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
   if (ring_block(g, 2))
     max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
   else /* rows too wide for the ring */
-    maxpool_bwd_inorder_nhwc(g, io, 1, 1);
+    maxpool_bwd_inorder_nhwc(g, io, 1, g->kh == 3);
 }
 
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
