@@ -242,6 +242,7 @@ static inline vf lp_share_v(int kind, float p, vf g, vf x) {
 typedef struct divisor {
   vf d, r;  /* r = RN(1/d) when fast */
   int fast; /* every lane's d is an integer in [1, SP_DIV_FAST_MAX] */
+  int unit; /* every lane's d is 1 (known where it is made: div_axes) */
 } divisor;
 
 static inline uint32_t f32_bits(float f) {
@@ -252,7 +253,7 @@ static inline uint32_t f32_bits(float f) {
 
 /* Per call or per row, never per vector: it divides once. */
 static inline divisor divisor_of(vf d) {
-  divisor v = {d, d, 0};
+  divisor v = {d, d, 0, 0};
 #if SP_DIV_EXACT
   /* d is an integer iff (d + 2^23) - 2^23 == d, for 0 <= d < 2^23. */
   const vf big = vf_set1(0x1p23f);
@@ -271,7 +272,7 @@ static inline divisor divisor_set1(float d) {
 
 /* A compile-time integer d in [1, SP_DIV_FAST_MAX] (1/d folds). */
 static inline divisor divisor_const(float d) {
-  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT};
+  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT, d == 1.0f};
   return v;
 }
 
@@ -280,13 +281,13 @@ static inline divisor divisor_const(float d) {
 static inline divisor divisor_count(size_t k) {
   const float d = (float)k;
   const divisor v = {vf_set1(d), vf_set1(1.0f / d),
-                     SP_DIV_EXACT && k >= 1 && d <= SP_DIV_FAST_MAX};
+                     SP_DIV_EXACT && k >= 1 && d <= SP_DIV_FAST_MAX, k == 1};
   return v;
 }
 
 /* A divisor for which div_lanes divides: where d changes too often for r. */
 static inline divisor divisor_plain(vf d) {
-  const divisor v = {d, d, 0};
+  const divisor v = {d, d, 0, 0};
   return v;
 }
 
@@ -353,10 +354,29 @@ SP_HOT vf div_by(vf x, const divisor *v) {
 }
 
 /* Adaptive AVG's division (DESIGN.md): ((x / dd) / dh) / dw, each step a
- * correctly rounded division by that axis' window extent. */
+ * correctly rounded division by that axis' window extent. A step by an
+ * extent of 1 (the depth of every 2D plan) is skipped: x / 1 is x, but for
+ * the quiet bit of a signalling NaN, and every caller writes its NaN
+ * results canonical. */
 SP_HOT vf div_axes(vf x, const divisor *dd, const divisor *dh,
                    const divisor *dw) {
-  return div_by(div_by(div_by(x, dd), dh), dw);
+  if (!dd->unit)
+    x = div_by(x, dd);
+  if (!dh->unit)
+    x = div_by(x, dh);
+  return dw->unit ? x : div_by(x, dw);
+}
+
+/* div_axes of the n (<= 8) vectors at x, in place: div_lanes_n per axis,
+ * one test for the rare lanes of all of them. */
+SP_HOT void div_axes_n(vf *x, int n, const divisor *dd, const divisor *dh,
+                       const divisor *dw) {
+  if (!dd->unit)
+    div_lanes_n(x, n, dd, 0);
+  if (!dh->unit)
+    div_lanes_n(x, n, dh, 0);
+  if (!dw->unit)
+    div_lanes_n(x, n, dw, 0);
 }
 
 /* y of an AVG output from its sum x: (+0 + x) / d, NaN canonical. The

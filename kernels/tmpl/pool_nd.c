@@ -86,13 +86,18 @@ SP_HOT nd_div nd_div_at(const sp_geom *g, size_t od, size_t oy, size_t ox) {
   return r;
 }
 
-/* sum: the forward form (+0 + v, NaN canonical). */
-SP_HOT vf nd_div_apply(const nd_div *d, vf v, int sum) {
-  if (d->adaptive) {
-    const vf q = div_axes(v, &d->dd, &d->dh, &d->dw);
-    return sum ? vcanon(q) : q;
+/* The AVG division of the n (<= 8) vectors at v, in place, with one test
+ * of the rare lanes per division step (div_lanes_n). sum: the forward form
+ * (+0 + v, NaN canonical; the adaptive sums start from +0). */
+SP_HOT void nd_div_apply_n(const nd_div *d, vf *v, int n, int sum) {
+  if (!d->adaptive) {
+    div_lanes_n(v, n, &d->dd, sum);
+    return;
   }
-  return div_lanes(v, &d->dd, sum);
+  div_axes_n(v, n, &d->dd, &d->dh, &d->dw);
+  if (sum)
+    for (int j = 0; j < n; j++)
+      v[j] = vcanon(v[j]);
 }
 
 /* Channels go through a window ND_NB vectors at a time: one walk of the
@@ -240,13 +245,13 @@ SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
     nd_max_window(g, l, w, xn, c0, nb, last, g->index_type, acc, idx);
   else
     nd_sum_window(g, l, w, xn, c0, nb, last, lp, kind, acc);
+  if (meth == SIMDPOOL_AVG)
+    nd_div_apply_n(dv, acc, (int)nb, 1);
   for (size_t j = 0; j < nb; j++) {
     const size_t cn = j + 1 == nb ? last : SP_VL, c = c0 + j * SP_VL;
     vf y = acc[j];
     if (lp)
       y = vcanon(lp_root_v(kind, 1.0f / g->p, y));
-    else if (meth == SIMDPOOL_AVG)
-      y = nd_div_apply(dv, y, 1);
     nd_put(l, io->y + o * l->yp + c * l->yl, l->yl, yclamp(g, y), cn, 0);
     if (meth != SIMDPOOL_MAX || g->index_type == SIMDPOOL_INDEX_NONE)
       continue;
@@ -324,11 +329,10 @@ SP_HOT void nd_bwd_sum_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
                              size_t c0, size_t nb, size_t last) {
   const int lp = meth == SIMDPOOL_LP, kind = lp_kind(g->p);
   vf gr[ND_NB];
-  for (size_t j = 0; j < nb; j++) {
-    const vf dy =
-        nd_load(l, io->dy + o * l->yp + c0 * l->yl, l->yl, j, nb, last);
-    gr[j] = lp ? dy : nd_div_apply(dv, dy, 0);
-  }
+  for (size_t j = 0; j < nb; j++)
+    gr[j] = nd_load(l, io->dy + o * l->yp + c0 * l->yl, l->yl, j, nb, last);
+  if (!lp)
+    nd_div_apply_n(dv, gr, (int)nb, 0);
   if (lp && kind != LP_ONE) {
     vf acc[ND_NB];
     nd_sum_window(g, l, w, xn, c0, nb, last, 1, kind, acc);
