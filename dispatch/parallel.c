@@ -30,6 +30,7 @@ typedef struct par_job {
   size_t per_chunk;  /* planes per chunk when not splitting rows */
   size_t row_blocks; /* > 1: each plane is cut into this many row blocks */
   int bands;         /* row blocks are dx row bands of the whole plane */
+  int colbands;      /* with bands: dx column bands (1D plans) */
   int slices;        /* row blocks are blocks of output slices (3D) */
   int cols;          /* row blocks are blocks of output columns (one output
                         row: 1D) */
@@ -113,14 +114,20 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     if (j->op != SP_OP_FWD)
       c->g.fbase = c->bias; /* SP_K_FBASE kernels (plan_chunks) */
   } else if (j->bands) {
-    /* dx rows [row0, row1) of plane p: the whole plane's geometry, so every
-     * covering output and every flat index stays as it is. */
+    /* dx rows [row0, row1) of plane p, or of a 1D plan dx columns [col0,
+     * col1): the whole plane's geometry, so every covering output and
+     * every flat index stays as it is. */
     const size_t p = i / j->row_blocks, b = i % j->row_blocks;
     c->g.n = 1;
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
-    c->g.row0 = block_start(j, g->h, b);
-    c->g.row1 = block_start(j, g->h, b + 1);
+    if (j->colbands) {
+      c->g.col0 = block_start(j, g->w, b);
+      c->g.col1 = block_start(j, g->w, b + 1);
+    } else {
+      c->g.row0 = block_start(j, g->h, b);
+      c->g.row1 = block_start(j, g->h, b + 1);
+    }
     in_off = p * j->in_plane;
     out_off = p * j->out_plane;
   } else {
@@ -280,6 +287,23 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
     j->cols = 1;
     j->row_blocks = blocks < g->ow ? blocks : g->ow;
     return j->planes * j->row_blocks;
+  }
+  /* 1D plans with too few planes whose backward kernel writes any band of
+   * dx columns by itself (SP_K_COLS; overlapping windows): bands of dx
+   * columns, each at least SP_BAND_MIN_EXTENTS window extents wide. */
+  const sp_kernel_entry *kc =
+      (op == SP_OP_BWD || op == SP_OP_BWD_IDX) && !check && !general &&
+              j->planes < chunks && g->h == 1 && g->oh == 1 && g->w > 1
+          ? sp_pick_kernel(plan->isa, g, op)
+          : NULL;
+  if (kc && (kc->flags & SP_K_COLS)) {
+    size_t blocks = (chunks + j->planes - 1) / j->planes;
+    const size_t cap = g->w / (SP_BAND_MIN_EXTENTS * ew);
+    if (blocks > cap)
+      blocks = cap ? cap : 1;
+    j->bands = j->colbands = 1;
+    j->row_blocks = blocks;
+    return j->planes * blocks;
   }
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
       (g->oh == 1 && !j->bands) || (!sp_geom_2d(g) && !j->bands)) {

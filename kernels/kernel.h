@@ -41,6 +41,11 @@ typedef struct sp_geom {
    * row1 == 0 means every row. Plan creation sets both to 0; only the
    * parallel split sets them, and only for such kernels. */
   size_t row0, row1;
+  /* The same along the columns: backward kernels whose registry entry has
+   * SP_K_COLS write only dx columns [col0, col1) of the rows they write,
+   * reading every output that covers them; col1 == 0 means every column.
+   * Only the parallel split of 1D plans sets them. */
+  size_t col0, col1;
   /* The flat position, in the caller's whole plane, of this geometry's
    * element 0: flat I32/I64 indices that a backward or unpooling kernel
    * reads name position index - fbase of its plane. Plan creation sets 0;
@@ -178,6 +183,7 @@ static inline size_t sp_index_size(simdpool_index_type t) {
 enum {
   SP_K_ROWS = 1u,  /* sp_geom's row0/row1, where sp_bwd_rows_ok(g) */
   SP_K_FBASE = 2u, /* sp_geom's fbase: flat I32/I64 indices it reads */
+  SP_K_COLS = 4u,  /* sp_geom's col0/col1 */
 };
 
 typedef struct sp_kernel_entry {

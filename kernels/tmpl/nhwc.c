@@ -606,25 +606,28 @@ static inline size_t ring_block(const sp_geom *g, size_t rows) {
   return (v < NHWC_UNROLL ? v : NHWC_UNROLL) * SP_VL;
 }
 
-/* The U8 taps of output row oy, channels [c0, c0 + cb), into slot (cb per
- * output). gu8: the plan's geometry with index type U8. */
-SP_HOT void ring_fill(const sp_geom *gu8, const float *xn, size_t oy, size_t c0,
-                      size_t cb, uint8_t *slot) {
-  for (size_t ox = 0; ox < gu8->ow; ox++) {
+/* The U8 taps of outputs [ox0, ox1) of output row oy, channels [c0, c0 +
+ * cb), into slot (cb per output, from ox0). gu8: the plan's geometry with
+ * index type U8. */
+SP_HOT void ring_fill(const sp_geom *gu8, const float *xn, size_t oy,
+                      size_t ox0, size_t ox1, size_t c0, size_t cb,
+                      uint8_t *slot) {
+  for (size_t ox = ox0; ox < ox1; ox++) {
     const window win = window_at(gu8, oy, ox);
     _Alignas(64) float ytmp[NHWC_UNROLL * SP_VL];
     const int k3 = gu8->kh == 3 && gu8->kw == 3 && win.ki0 == 0 &&
                    win.ki1 == 3 && win.kj0 == 0 && win.kj1 == 3;
+    const size_t at = (ox - ox0) * cb;
     if (cb == NHWC_UNROLL * SP_VL &&
-        (k3 ? max4_nhwc(gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 1)
-            : max4_nhwc(gu8, xn, &win, c0, ytmp, 1, slot, ox * cb, 0)))
+        (k3 ? max4_nhwc(gu8, xn, &win, c0, ytmp, 1, slot, at, 1)
+            : max4_nhwc(gu8, xn, &win, c0, ytmp, 1, slot, at, 0)))
       continue;
     /* A block with NaN, or a short one: vector by vector. */
     for (size_t c = 0; c < cb; c += SP_VL) {
       const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
       vi key;
       max_block_nhwc(gu8, xn, &win, c0 + c, cn, 1, SIMDPOOL_INDEX_U8, &key);
-      store_index(slot, SIMDPOOL_INDEX_U8, ox * cb + c, key, cn);
+      store_index(slot, SIMDPOOL_INDEX_U8, at + c, key, cn);
     }
   }
 }
@@ -705,7 +708,8 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
       size_t filled = oy0; /* from x: output rows [.., filled) in the ring */
       for (size_t iy = R0; iy < R1; iy++) {
         for (; from_x && filled < oy1 && filled <= iy + 1; filled++)
-          ring_fill(&gu8, xn, filled, c0, cb, ring + (filled % 3) * RS);
+          ring_fill(&gu8, xn, filled, 0, g->ow, c0, cb,
+                    ring + (filled % 3) * RS);
         /* Where output row iy + a - 1's keys and dy start (channel c0). */
         size_t rki[3], rkd[3];
         for (size_t a = 0; a < 3; a++) {
@@ -782,10 +786,7 @@ SP_HOT void max3x3s1_nhwc_gather(const sp_geom *g, const sp_io *io,
  * taps of each output row computed once per channel block into a ring of
  * two rows. Pixels no window covers get +0.0f. Writes only dx rows
  * [row0, row1) (the parallel split's row bands). it: the index type, NONE
- * for from x; a compile-time constant. 1x3 windows (SP_SHAPE_1X3S2P1: one
- * kernel row, output row r is input row r) are the same walk one dx row at
- * a time, each hearing only from its own output row with kernel row 0: the
- * top row's sums with ki = 0, no bottom row. */
+ * for from x; a compile-time constant. */
 /* Whether the gather takes this plan's flat keys (SP_FLAT_GATHER); their
  * tap offsets are distinct when w >= 3. */
 static inline int s2_flat_fits(const sp_geom *g) {
@@ -803,10 +804,7 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
   const size_t CB = from_x ? ring_block(g, 2) : S2_CB;
   const size_t RS = NHWC_RING / 2; /* a ring slot */
   const size_t cov_w = 2 * OW < W ? 2 * OW : W;
-  const int one = g->kh == 1;      /* 1x3 rows */
-  const size_t rp = one ? 1 : 2;   /* dx rows per step of r */
-  const size_t krow = one ? 0 : 1; /* the kernel row of a step's top dx row */
-  vi tg[3][3];                     /* each tap's key */
+  vi tg[3][3]; /* each tap's key */
   for (size_t ki = 0; ki < 3; ki++)
     for (size_t kj = 0; kj < 3; kj++)
       tg[ki][kj] = vi_set1((int32_t)(flat ? ki * W + kj : 3 * ki + kj));
@@ -823,9 +821,9 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
     for (size_t c0 = 0; c0 < C; c0 += CB) {
       const size_t cb = C - c0 < CB ? C - c0 : CB;
       size_t filled = oy0; /* from x: output rows [.., filled) in the ring */
-      for (size_t r = R0 / rp; rp * r < R1; r++) {
-        const int top = rp * r >= R0, bot = !one && 2 * r + 1 < R1;
-        float *d0 = io->dx + ((n * H + rp * r) * W) * XS + c0;
+      for (size_t r = R0 / 2; 2 * r < R1; r++) {
+        const int top = 2 * r >= R0, bot = 2 * r + 1 < R1;
+        float *d0 = io->dx + ((n * H + 2 * r) * W) * XS + c0;
         float *d1 = d0 + W * XS;
         if (r >= OH) { /* no window reaches rows 2r, 2r + 1 */
           if (top)
@@ -836,7 +834,7 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
         }
         const int has_b = bot && r + 1 < OH;
         for (; from_x && filled <= r + (size_t)has_b; filled++)
-          ring_fill(&gu8, xn, filled, c0, cb, ring + (filled & 1) * RS);
+          ring_fill(&gu8, xn, filled, 0, OW, c0, cb, ring + (filled & 1) * RS);
         /* Outputs (r, q) and (r + 1, q): their dy pixels, and where their
          * keys are (index element of channel c0, the step per q). */
         const size_t pa = (n * OH + r) * OW, pb = pa + OW;
@@ -849,8 +847,7 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
             from_x ? (const void *)(ring + ((r + 1) & 1) * RS) : io->indices;
         const simdpool_index_type kt = from_x ? SIMDPOOL_INDEX_U8 : it;
         /* Top-left positions of the windows of (r, 0) and (r + 1, 0). */
-        const int32_t tla =
-            one ? (int32_t)(r * W) - 1 : (int32_t)(2 * r * W) - (int32_t)W - 1;
+        const int32_t tla = (int32_t)(2 * r * W) - (int32_t)W - 1;
         const int32_t tlb = tla + 2 * (int32_t)W;
 #define S2_KEY(ind, k0, tl, q)                                                 \
   (flat ? vi_add(load_index(ind, kt, (k0) + (q)*ks + c, cn),                   \
@@ -891,9 +888,9 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
             vi_store_i32(bufa + c, kan);
             vi_store_i32(bufb + c, kbn);
             if (top) {
-              const vf e = vf_add_where(z, vm_eq_i(ka, tg[krow][1]), da);
-              vf o = vf_add_where(z, vm_eq_i(ka, tg[krow][2]), da);
-              o = vf_add_where(o, vm_eq_i(kan, tg[krow][0]), dan);
+              const vf e = vf_add_where(z, vm_eq_i(ka, tg[1][1]), da);
+              vf o = vf_add_where(z, vm_eq_i(ka, tg[1][2]), da);
+              o = vf_add_where(o, vm_eq_i(kan, tg[1][0]), dan);
               if (x0 < W)
                 store_lanes(p0 + c, e, cn);
               if (x0 + 1 < W)
@@ -928,6 +925,113 @@ SP_HOT void max3x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
       canonicalize_px(io->dx + (n * H + R0) * W * XS, (R1 - R0) * W, C, XS);
 }
 
+/* MAX backward, NHWC, 1x3/s2/p1 rows (SP_SHAPE_1X3S2P1: the 1D k3/s2/p1
+ * of audio nets; output row r is input row r), gathered, from indices of
+ * every type or from x. Output q covers dx columns 2q-1 .. 2q+1, so even
+ * column 2q hears only from q (tap 1), odd column 2q+1 from q (tap 2), then
+ * q+1 (tap 0): per channel vector the keys and dy of q and q+1 slide along
+ * the row, and each dx pixel is the sum, in output order, of the covering
+ * outputs' dy where the key names its tap, else +0.0f (no bits change: dx
+ * is never -0.0f), stored once: no zeroing pass, no read-modify-write.
+ * Keys are tap numbers: U8 as they are, a flat index minus its window's
+ * first column, or from x the forward's U8 taps, computed for a tile of
+ * outputs at a time into a ring on the stack (a 1D row can be far longer
+ * than the ring). Pixels no window covers get +0.0f. Writes only dx rows
+ * [row0, row1) and columns [col0, col1) (the parallel split's row and
+ * column bands), reading every output that covers them. it: the index
+ * type, NONE for from x; a compile-time constant. */
+SP_HOT void max1x3s2_nhwc_gather(const sp_geom *g, const sp_io *io,
+                                 simdpool_index_type it) {
+  const size_t C = g->c, H = g->h, W = g->w, XS = g->xs, YS = g->ys;
+  const size_t OW = g->ow;
+  const size_t R0 = g->row0, R1 = g->row1 ? g->row1 : H;
+  const size_t X0 = g->col0, X1 = g->col1 ? g->col1 : W;
+  const int from_x = it == SIMDPOOL_INDEX_NONE;
+  const int flat = it == SIMDPOOL_INDEX_I32 || it == SIMDPOOL_INDEX_I64;
+  const simdpool_index_type kt = from_x ? SIMDPOOL_INDEX_U8 : it;
+  const size_t CB = from_x ? NHWC_UNROLL * SP_VL : S2_CB;
+  const size_t cov_w = 2 * OW < W ? 2 * OW : W;
+  /* The dx columns [X0, xe) some window covers, and the outputs whose
+   * column pairs (2q, 2q + 1) meet them. */
+  const size_t xe = X1 < cov_w ? X1 : cov_w;
+  const size_t qa = X0 / 2, qe = X0 < xe ? (xe + 1) / 2 : qa;
+  const vi t0 = vi_set1(0), t1 = vi_set1(1), t2 = vi_set1(2);
+  const vf z = vf_zero();
+  const vi none = vi_set1(-1);
+  _Alignas(64) uint8_t ring[NHWC_RING];
+  sp_geom gu8 = *g; /* from x: the forward's folds writing U8 taps */
+  gu8.index_type = SIMDPOOL_INDEX_U8;
+  int finite = 1;
+  for (size_t n = 0; n < g->n; n++) {
+    const float *xn = from_x ? io->x + n * H * W * XS : NULL;
+    for (size_t r = R0; r < R1; r++) {
+      float *const drow = io->dx + (n * H + r) * W * XS;
+      const size_t pa = (n * H + r) * OW; /* output (r, 0) */
+      if (qa < qe) /* the dy this band reads: outputs [qa, qe], in the row */
+        finite &= all_finite_px(io->dy + (pa + qa) * YS,
+                                (qe < OW ? qe + 1 : OW) - qa, C, YS);
+      const int32_t tl = (int32_t)(r * W) - 1; /* window (r, 0)'s first */
+      for (size_t c0 = 0; c0 < C; c0 += CB) {
+        const size_t cb = C - c0 < CB ? C - c0 : CB;
+        /* From x, tiles of T outputs and the key of the one after. */
+        const size_t T = from_x ? NHWC_RING / cb - 1 : qe - qa;
+        for (size_t q0 = qa; q0 < qe; q0 += T) {
+          const size_t q1 = qe - q0 < T ? qe : q0 + T;
+          const size_t kq = from_x ? q0 : 0; /* the keys' first output */
+          if (from_x)
+            ring_fill(&gu8, xn, r, q0, q1 < OW ? q1 + 1 : OW, c0, cb, ring);
+          const void *ind = from_x ? (const void *)ring : io->indices;
+          const size_t ks = from_x ? cb : C, k0 = from_x ? 0 : pa * C + c0;
+#define S1_KEY(q)                                                              \
+  (flat ? vi_add(load_index(ind, kt, k0 + ((q)-kq) * ks + c, cn),              \
+                 vi_set1(-(tl + 2 * (int32_t)(q))))                            \
+        : load_index(ind, kt, k0 + ((q)-kq) * ks + c, cn))
+          _Alignas(64) int32_t buf[S2_CB]; /* key of q, per channel vector */
+          for (size_t c = 0; c < cb; c += SP_VL) {
+            const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+            vi_store_i32(buf + c, S1_KEY(q0));
+          }
+          for (size_t q = q0; q < q1; q++) {
+            const size_t x0 = 2 * q;
+            const int more = q + 1 < OW;
+            const int ev = x0 >= X0 && x0 < xe,
+                      od = x0 + 1 >= X0 && x0 + 1 < xe;
+            const float *dya = io->dy + (pa + q) * YS + c0;
+            float *p0 = drow + x0 * XS + c0;
+            for (size_t c = 0; c < cb; c += SP_VL) {
+              const size_t cn = cb - c < SP_VL ? cb - c : SP_VL;
+              const vi ka = vi_load_i32(buf + c);
+              const vf da = load_lanes(dya + c, cn);
+              vi kan = none;
+              vf dan = z;
+              if (more) {
+                kan = S1_KEY(q + 1);
+                dan = load_lanes(dya + YS + c, cn);
+              }
+              vi_store_i32(buf + c, kan);
+              if (ev)
+                store_lanes(p0 + c, vf_add_where(z, vm_eq_i(ka, t1), da), cn);
+              if (od) {
+                vf o = vf_add_where(z, vm_eq_i(ka, t2), da);
+                o = vf_add_where(o, vm_eq_i(kan, t0), dan);
+                store_lanes(p0 + XS + c, o, cn);
+              }
+            }
+          }
+#undef S1_KEY
+        }
+        const size_t zc = X0 > cov_w ? X0 : cov_w; /* columns past them */
+        if (zc < X1)
+          zero_px(drow + zc * XS + c0, X1 - zc, cb, XS);
+      }
+    }
+  }
+  if (!finite)
+    for (size_t n = 0; n < g->n; n++)
+      for (size_t r = R0; r < R1; r++)
+        canonicalize_px(io->dx + ((n * H + r) * W + X0) * XS, X1 - X0, C, XS);
+}
+
 void SP_FN(sp_maxpool_bwd_nhwc)(const sp_geom *g, const sp_io *io) {
   if (nhwc3x3s1_fits(g) && ring_block(g, 3))
     max3x3s1_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
@@ -953,14 +1057,22 @@ void SP_FN(sp_maxpool_bwd_idx_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_maxpool_bwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (ring_block(g, 2))
+  if (g->kh == 1) /* 1x3 rows */
+    max1x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
+  else if (ring_block(g, 2))
     max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_NONE);
   else /* rows too wide for the ring */
-    maxpool_bwd_inorder_nhwc(g, io, 1, g->kh == 3);
+    maxpool_bwd_inorder_nhwc(g, io, 1, 1);
 }
 
 void SP_FN(sp_maxpool_bwd_idx_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (g->index_type == SIMDPOOL_INDEX_U8)
+  if (g->kh == 1 && g->index_type == SIMDPOOL_INDEX_U8) /* 1x3 rows */
+    max1x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_U8);
+  else if (g->kh == 1 && g->index_type == SIMDPOOL_INDEX_I64)
+    max1x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_I64);
+  else if (g->kh == 1)
+    max1x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_I32);
+  else if (g->index_type == SIMDPOOL_INDEX_U8)
     max3x3s2_nhwc_gather(g, io, SIMDPOOL_INDEX_U8);
   else if (!s2_flat_fits(g))
     bwd_scatter_nhwc_flat(g, io);
