@@ -7,6 +7,7 @@
 #define SP_TMPL_NCHW_H
 
 #include "tmpl/common.h"
+#include "tmpl/lop.h"
 
 /* ================================================================ NCHW
  * Lanes over output columns of one row. Columns [lo, hi) are the interior:
@@ -791,97 +792,11 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
   }
 }
 
-/* ================================================ NCHW small planes, lanes
- * over planes. Rows of a few outputs (7x7, 14x14 planes) leave most lanes
- * of an NCHW row block idle and every block a border block. A group of
- * SP_VL planes is instead transposed into a stack scratch laid out as one
- * NHWC image of SP_VL channels (lane l = plane p0 + l), the NHWC kernel
- * runs on it, and its results are transposed back. Each lane still sees
- * exactly its plane's taps in the reference's order, and flat indices and
- * U8 taps are the same in both layouts, so the bits are the NCHW ones. */
-#define LOP_ELEMS 10240 /* floats of scratch: 40 KiB of stack */
-
-/* Does a group fit: `big` arrays of plane size (h*w) and `small` of output
- * plane size (oh*ow), SP_VL lanes each? */
+/* Do the 2D families take a plan through the scratch: rows of fewer than
+ * 2 SP_VL outputs (row blocks would leave most lanes idle) whose groups fit
+ * (lop_fits_n)? */
 static inline int lop_fits(const sp_geom *g, size_t big, size_t small) {
-  const size_t hw = g->h * g->w, ohw = g->oh * g->ow;
-  return g->ow < 2 * SP_VL && hw <= LOP_ELEMS && ohw <= LOP_ELEMS &&
-         (big * hw + small * ohw) * SP_VL <= LOP_ELEMS;
-}
-
-/* s[e * SP_VL + l] = src[l * plane + e] for e < ne, l < np (zero for the
- * lanes past np). */
-SP_HOT void lop_gather(float *s, const float *src, size_t plane, size_t ne,
-                       size_t np) {
-  size_t e = 0;
-  if (np == SP_VL)
-    for (; e + SP_VL <= ne; e += SP_VL) {
-      vf v[SP_VL];
-      vf_load_transposed(src + e, plane, v);
-      for (size_t j = 0; j < SP_VL; j++)
-        vf_store(s + (e + j) * SP_VL, v[j]);
-    }
-  for (; e < ne; e++)
-    for (size_t l = 0; l < SP_VL; l++)
-      s[e * SP_VL + l] = l < np ? src[l * plane + e] : 0.0f;
-}
-
-/* The inverse: dst[l * plane + e] = s[e * SP_VL + l] for l < np. */
-SP_HOT void lop_scatter(float *dst, const float *s, size_t plane, size_t ne,
-                        size_t np) {
-  size_t e = 0;
-  if (np == SP_VL)
-    for (; e + SP_VL <= ne; e += SP_VL) {
-      vf v[SP_VL];
-      vf_load_transposed(s + e * SP_VL, SP_VL, v);
-      for (size_t j = 0; j < SP_VL; j++)
-        vf_store(dst + j * plane + e, v[j]);
-    }
-  for (; e < ne; e++)
-    for (size_t l = 0; l < np; l++)
-      dst[l * plane + e] = s[e * SP_VL + l];
-}
-
-/* The group's scratch geometry: one NHWC image of SP_VL channels, indices
- * as int32 flat positions (I32, I64) or U8 taps. */
-static inline sp_geom lop_geom(const sp_geom *g, int has_idx) {
-  sp_geom gs = *g;
-  gs.layout = SIMDPOOL_NHWC;
-  gs.n = 1;
-  gs.c = SP_VL;
-  gs.xs = gs.ys = SP_VL; /* dense */
-  if (has_idx && g->index_type != SIMDPOOL_INDEX_U8)
-    gs.index_type = SIMDPOOL_INDEX_I32;
-  return gs;
-}
-
-/* Indices between the scratch (is: int32 or U8 lanes) and the tensor, for
- * the np planes from p0. */
-SP_HOT void lop_indices(const sp_geom *g, void *ind, void *is, size_t p0,
-                        size_t np, int to_tensor) {
-  const size_t ohw = g->oh * g->ow;
-  const simdpool_index_type it = g->index_type;
-  for (size_t l = 0; l < np; l++) {
-    const size_t base = (p0 + l) * ohw;
-    for (size_t o = 0; o < ohw; o++) {
-      const size_t k = o * SP_VL + l;
-      if (it == SIMDPOOL_INDEX_U8) {
-        uint8_t *a = (uint8_t *)ind + base + o, *b = (uint8_t *)is + k;
-        *(to_tensor ? a : b) = *(to_tensor ? b : a);
-      } else if (to_tensor) {
-        const int32_t v = ((const int32_t *)is)[k];
-        if (it == SIMDPOOL_INDEX_I64)
-          ((int64_t *)ind)[base + o] = v;
-        else
-          ((int32_t *)ind)[base + o] = v;
-      } else {
-        /* Checked before the kernel runs: valid positions fit in int32. */
-        ((int32_t *)is)[k] = it == SIMDPOOL_INDEX_I64
-                                 ? (int32_t)((const int64_t *)ind)[base + o]
-                                 : ((const int32_t *)ind)[base + o];
-      }
-    }
-  }
+  return g->ow < 2 * SP_VL && lop_fits_n(g, big, small);
 }
 
 SP_HOT void maxpool_fwd_nchw_lop(const sp_geom *g, const sp_io *io, int track) {
@@ -889,15 +804,15 @@ SP_HOT void maxpool_fwd_nchw_lop(const sp_geom *g, const sp_io *io, int track) {
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
   float *xs = scratch, *ys = xs + hw * SP_VL;
   void *is = ys + ohw * SP_VL;
-  const sp_geom gs = lop_geom(g, track);
+  const sp_geom gs = lop_geom(g, track, SP_VL);
   for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
     const size_t np = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    lop_gather(xs, io->x + p0 * hw, hw, hw, np);
+    lop_gather(xs, SP_VL, io->x + p0 * hw, hw, hw, np);
     const sp_io ios = {xs, ys, track ? is : NULL, NULL, NULL};
     SP_FN(sp_maxpool_fwd_nhwc)(&gs, &ios); /* tracks iff gs has indices */
-    lop_scatter(io->y + p0 * ohw, ys, ohw, ohw, np);
+    lop_scatter(io->y + p0 * ohw, ys, SP_VL, ohw, ohw, np);
     if (track)
-      lop_indices(g, io->indices, is, p0, np, 1);
+      lop_indices(g, io->indices, is, SP_VL, p0, np, 1);
   }
 }
 
@@ -908,23 +823,23 @@ SP_HOT void maxpool_bwd_nchw_lop(const sp_geom *g, const sp_io *io,
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
   float *dxs = scratch, *dys = dxs + hw * SP_VL;
   float *xs = dys + ohw * SP_VL; /* from x; else the indices */
-  const sp_geom gs = lop_geom(g, from_idx);
+  const sp_geom gs = lop_geom(g, from_idx, SP_VL);
   for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
     const size_t np = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    lop_gather(dys, io->dy + p0 * ohw, ohw, ohw, np);
+    lop_gather(dys, SP_VL, io->dy + p0 * ohw, ohw, ohw, np);
     sp_io ios = {NULL, NULL, NULL, dys, dxs};
     if (from_idx) {
       /* Lanes past np keep index 0 with dy 0: a valid tap, adding +0. */
       memset(xs, 0, ohw * SP_VL * sizeof(int32_t));
-      lop_indices(g, io->indices, xs, p0, np, 0);
+      lop_indices(g, io->indices, xs, SP_VL, p0, np, 0);
       ios.indices = xs;
       SP_FN(sp_maxpool_bwd_idx_nhwc)(&gs, &ios);
     } else {
-      lop_gather(xs, io->x + p0 * hw, hw, hw, np);
+      lop_gather(xs, SP_VL, io->x + p0 * hw, hw, hw, np);
       ios.x = xs;
       SP_FN(sp_maxpool_bwd_nhwc)(&gs, &ios);
     }
-    lop_scatter(io->dx + p0 * hw, dxs, hw, hw, np);
+    lop_scatter(io->dx + p0 * hw, dxs, SP_VL, hw, hw, np);
   }
 }
 

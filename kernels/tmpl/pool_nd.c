@@ -9,6 +9,7 @@
 #include "tmpl/vec.h"
 
 #include "tmpl/common.h"
+#include "tmpl/lop.h"
 
 /* The valid taps [i0, i1) of one window axis over an input of `in`
  * positions, and where tap 0 sits. */
@@ -398,13 +399,89 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
 #undef ND_TAIL
 }
 
+SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
+                    int bwd);
+
+/* Channels-first plans with lanes over planes without strided lane loads:
+ * each group of SP_VL planes is transposed into the stack scratch as one
+ * channels-last image of SP_VL channels (tmpl/lop.h), the channels-last
+ * walk runs on it, and its results are transposed back. Every lane sees its
+ * plane's taps in the reference's order, and flat indices and U8 taps are
+ * the same in both layouts, so the bits are those of the strided walk
+ * (whose AVX-512 gathers made it slower than SSE4.1's on some CPUs). The
+ * scratch: x (forward; MAX from x and LP backward), dx (backward), y or dy,
+ * indices as int32 or U8 (MAX with indices, forward or backward from
+ * them). */
+static inline int nd_lop_need_x(int meth, int bwd) {
+  return bwd < 0 || (meth == SIMDPOOL_MAX && bwd == 0) || meth == SIMDPOOL_LP;
+}
+static inline int nd_lop_idx(const sp_geom *g, int meth, int bwd) {
+  return meth == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE &&
+         bwd != 0;
+}
+/* The group width: as wide as the scratch holds, up to ND_LOP_MOST lanes
+ * (the walk's work per output pixel, its window and divisors, is shared by
+ * a group's lanes: SSE4.1's groups of 4 planes made it 4x slower than the
+ * strided walk), and no wider than the planes need; 0: no group fits. */
+#define ND_LOP_MOST 64
+static inline size_t nd_lop_width(const sp_geom *g, int meth, int bwd) {
+  const size_t planes = g->n * g->c;
+  const size_t need = (planes + SP_VL - 1) / SP_VL * SP_VL;
+  return lop_width(g, (size_t)nd_lop_need_x(meth, bwd) + (bwd >= 0),
+                   1 + (size_t)nd_lop_idx(g, meth, bwd),
+                   need < ND_LOP_MOST ? need : ND_LOP_MOST);
+}
+
+SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int meth, int bwd,
+                       size_t gw) {
+  _Alignas(64) float scratch[LOP_ELEMS];
+  const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
+  const int need_x = nd_lop_need_x(meth, bwd), idx = nd_lop_idx(g, meth, bwd);
+  float *const xs = scratch;
+  float *const dxs = xs + (need_x ? P * gw : 0);
+  float *const ys = dxs + (bwd >= 0 ? P * gw : 0); /* y, or dy */
+  void *const is = ys + Q * gw;
+  const sp_geom gs = lop_geom(g, idx, gw);
+  for (size_t p0 = 0; p0 < planes; p0 += gw) {
+    const size_t np = planes - p0 < gw ? planes - p0 : gw;
+    if (need_x)
+      lop_gather(xs, gw, io->x + p0 * P, P, P, np);
+    if (bwd >= 0)
+      lop_gather(ys, gw, io->dy + p0 * Q, Q, Q, np);
+    if (idx && bwd > 0) {
+      lop_indices(g, io->indices, is, gw, p0, np, 0);
+      /* Lanes past np take lane 0's index, a valid tap of the same window
+       * (their dy is 0: +0 added in their own scratch column). Index 0
+       * would not do: with padding, tap 0 of a window can lie outside the
+       * plane. */
+      for (size_t o = 0; o < Q && np < gw; o++)
+        for (size_t l = np; l < gw; l++) {
+          if (g->index_type == SIMDPOOL_INDEX_U8)
+            ((uint8_t *)is)[o * gw + l] = ((const uint8_t *)is)[o * gw];
+          else
+            ((int32_t *)is)[o * gw + l] = ((const int32_t *)is)[o * gw];
+        }
+    }
+    const sp_io ios = {need_x ? xs : NULL, bwd < 0 ? ys : NULL, idx ? is : NULL,
+                       bwd >= 0 ? ys : NULL, bwd >= 0 ? dxs : NULL};
+    nd_walk(&gs, &ios, 0, meth, bwd);
+    if (bwd >= 0) {
+      lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);
+      continue;
+    }
+    lop_scatter(io->y + p0 * Q, ys, gw, Q, Q, np);
+    if (idx)
+      lop_indices(g, io->indices, is, gw, p0, np, 1);
+  }
+}
+
 /* Forward (bwd < 0), every method: y (and indices, MAX) of every output
  * pixel. Backward (bwd = from_idx): dx = +0, then each output pixel's
  * shares added to its taps in output order (the reference's loop, lanes
  * over channels or planes), then NaN canonical; MAX adds dy at the winner,
  * read from the indices (from_idx) or recomputed from x. */
-SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
-                   int bwd) {
+SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
+                    int bwd) {
   const nd_lay l = nd_lay_of(g, cf);
   const size_t plane = g->d * g->h * g->w;
   if (bwd >= 0) {
@@ -428,6 +505,16 @@ SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
     canonicalize(io->dx, g->n * g->c * plane);
   else
     canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
+}
+
+/* nd_walk, channels-first plans through the scratch where a group fits. */
+SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
+                   int bwd) {
+  const size_t gw = cf ? nd_lop_width(g, meth, bwd) : 0;
+  if (gw)
+    nd_run_lop(g, io, meth, bwd, gw);
+  else
+    nd_walk(g, io, cf, meth, bwd);
 }
 
 /* The entry points: layout (cf), method and direction as constants. */

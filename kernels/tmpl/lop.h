@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* lop.h — lanes over planes through a stack scratch: a group of SP_VL
+ * channels-first planes transposed into one channels-last image and back,
+ * for the NCHW families (tmpl/nchw.h) and the channels-first ND kernels
+ * (tmpl/pool_nd.c). */
+#ifndef SP_TMPL_LOP_H
+#define SP_TMPL_LOP_H
+
+#include "tmpl/common.h"
+
+/* ================================================ NCHW small planes, lanes
+ * over planes. Rows of a few outputs (7x7, 14x14 planes) leave most lanes
+ * of an NCHW row block idle and every block a border block. A group of
+ * SP_VL planes is instead transposed into a stack scratch laid out as one
+ * NHWC image of SP_VL channels (lane l = plane p0 + l), the NHWC kernel
+ * runs on it, and its results are transposed back. Each lane still sees
+ * exactly its plane's taps in the reference's order, and flat indices and
+ * U8 taps are the same in both layouts, so the bits are the NCHW ones. */
+#define LOP_ELEMS 10240 /* floats of scratch: 40 KiB of stack */
+
+/* The widest group, a multiple of SP_VL lanes and at most `most`, whose
+ * `big` arrays of plane size (d*h*w) and `small` of output plane size
+ * (od*oh*ow) fit the scratch; 0 when SP_VL lanes do not. */
+static inline size_t lop_width(const sp_geom *g, size_t big, size_t small,
+                               size_t most) {
+  const size_t hw = sp_in_plane(g), ohw = sp_out_plane(g);
+  if (hw > LOP_ELEMS || ohw > LOP_ELEMS)
+    return 0;
+  size_t lanes = LOP_ELEMS / (big * hw + small * ohw);
+  if (lanes > most)
+    lanes = most;
+  return lanes / SP_VL * SP_VL;
+}
+
+/* Does a group of SP_VL lanes fit? */
+static inline int lop_fits_n(const sp_geom *g, size_t big, size_t small) {
+  return lop_width(g, big, small, SP_VL) != 0;
+}
+
+/* s[e * gw + l] = src[l * plane + e] for e < ne, l < np (zero for the
+ * lanes past np); gw, the group's width, a multiple of SP_VL >= np. */
+SP_HOT void lop_gather(float *s, size_t gw, const float *src, size_t plane,
+                       size_t ne, size_t np) {
+  for (size_t l0 = 0; l0 < gw; l0 += SP_VL) {
+    const size_t nl = np > l0 ? (np - l0 < SP_VL ? np - l0 : SP_VL) : 0;
+    const float *sp = src + l0 * plane;
+    float *d = s + l0;
+    size_t e = 0;
+    if (nl == SP_VL)
+      for (; e + SP_VL <= ne; e += SP_VL) {
+        vf v[SP_VL];
+        vf_load_transposed(sp + e, plane, v);
+        for (size_t j = 0; j < SP_VL; j++)
+          vf_store(d + (e + j) * gw, v[j]);
+      }
+    for (; e < ne; e++)
+      for (size_t l = 0; l < SP_VL; l++)
+        d[e * gw + l] = l < nl ? sp[l * plane + e] : 0.0f;
+  }
+}
+
+/* The inverse: dst[l * plane + e] = s[e * gw + l] for l < np. */
+SP_HOT void lop_scatter(float *dst, const float *s, size_t gw, size_t plane,
+                        size_t ne, size_t np) {
+  for (size_t l0 = 0; l0 < np; l0 += SP_VL) {
+    const size_t nl = np - l0 < SP_VL ? np - l0 : SP_VL;
+    float *dp = dst + l0 * plane;
+    const float *sp = s + l0;
+    size_t e = 0;
+    if (nl == SP_VL)
+      for (; e + SP_VL <= ne; e += SP_VL) {
+        vf v[SP_VL];
+        vf_load_transposed(sp + e * gw, gw, v);
+        for (size_t j = 0; j < SP_VL; j++)
+          vf_store(dp + j * plane + e, v[j]);
+      }
+    for (; e < ne; e++)
+      for (size_t l = 0; l < nl; l++)
+        dp[l * plane + e] = sp[e * gw + l];
+  }
+}
+
+/* The group's scratch geometry: one NHWC image of gw channels, indices as
+ * int32 flat positions (I32, I64) or U8 taps. */
+static inline sp_geom lop_geom(const sp_geom *g, int has_idx, size_t gw) {
+  sp_geom gs = *g;
+  gs.layout = SIMDPOOL_NHWC;
+  gs.n = 1;
+  gs.c = gw;
+  gs.xs = gs.ys = gw; /* dense */
+  if (has_idx && g->index_type != SIMDPOOL_INDEX_U8)
+    gs.index_type = SIMDPOOL_INDEX_I32;
+  return gs;
+}
+
+/* Indices between the scratch (is: int32 or U8 lanes) and the tensor, for
+ * the np planes from p0. */
+SP_HOT void lop_indices(const sp_geom *g, void *ind, void *is, size_t gw,
+                        size_t p0, size_t np, int to_tensor) {
+  const size_t ohw = sp_out_plane(g);
+  const simdpool_index_type it = g->index_type;
+  for (size_t l = 0; l < np; l++) {
+    const size_t base = (p0 + l) * ohw;
+    for (size_t o = 0; o < ohw; o++) {
+      const size_t k = o * gw + l;
+      if (it == SIMDPOOL_INDEX_U8) {
+        uint8_t *a = (uint8_t *)ind + base + o, *b = (uint8_t *)is + k;
+        *(to_tensor ? a : b) = *(to_tensor ? b : a);
+      } else if (to_tensor) {
+        const int32_t v = ((const int32_t *)is)[k];
+        if (it == SIMDPOOL_INDEX_I64)
+          ((int64_t *)ind)[base + o] = v;
+        else
+          ((int32_t *)ind)[base + o] = v;
+      } else {
+        /* Checked before the kernel runs: valid positions fit in int32. */
+        ((int32_t *)is)[k] = it == SIMDPOOL_INDEX_I64
+                                 ? (int32_t)((const int64_t *)ind)[base + o]
+                                 : ((const int32_t *)ind)[base + o];
+      }
+    }
+  }
+}
+
+#endif /* SP_TMPL_LOP_H */
