@@ -136,11 +136,22 @@ typedef uint64_t sp_wide;
 __extension__ typedef unsigned __int128 sp_wide;
 #endif
 
+/* Extents below 2^32 (all real ones) on a 64-bit size_t keep every term
+ * in size_t, (o + 1) * in + out - 1 < 2^64, and skip the wide division (a
+ * library call per bound: the adaptive kernels make six per output). */
+static inline int sp_adaptive_narrow(size_t in, size_t out) {
+  return SIZE_MAX > UINT32_MAX && (in | out) <= UINT32_MAX;
+}
+
 static inline size_t sp_adaptive_start(size_t o, size_t in, size_t out) {
+  if (sp_adaptive_narrow(in, out))
+    return o * in / out;
   return (size_t)((sp_wide)o * in / out);
 }
 
 static inline size_t sp_adaptive_end(size_t o, size_t in, size_t out) {
+  if (sp_adaptive_narrow(in, out))
+    return ((o + 1) * in + out - 1) / out;
   return (size_t)(((sp_wide)(o + 1) * in + out - 1) / out);
 }
 
