@@ -403,11 +403,11 @@ SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
                     int bwd);
 
 /* Channels-first plans with lanes over planes without strided lane loads:
- * each group of SP_VL planes is transposed into the stack scratch as one
- * channels-last image of SP_VL channels (tmpl/lop.h), the channels-last
- * walk runs on it, and its results are transposed back. Every lane sees its
- * plane's taps in the reference's order, and flat indices and U8 taps are
- * the same in both layouts, so the bits are those of the strided walk
+ * each group of gw planes (nd_lop_width) is transposed into the stack
+ * scratch as one channels-last image of gw channels (tmpl/lop.h), the
+ * channels-last walk runs on it, and its results are transposed back. Every
+ * lane sees its plane's taps in the reference's order, and flat indices and U8
+ * taps are the same in both layouts, so the bits are those of the strided walk
  * (whose AVX-512 gathers made it slower than SSE4.1's on some CPUs). The
  * scratch: x (forward; MAX from x and LP backward), dx (backward), y or dy,
  * indices as int32 or U8 (MAX with indices, forward or backward from
