@@ -372,6 +372,18 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
     dv = nd_div_at(g, od, oy, ox);
   const size_t C = l->lanes, chunk = ND_NB * SP_VL;
   size_t c0 = 0;
+  if (l->cf) {
+    /* The strided walk, the fallback of planes too large for nd_run_lop's
+     * groups, is bound by its lane gathers: its vector counts stay run-time
+     * values (one instantiation instead of ND_NB + 1). */
+    for (; c0 < C; c0 += chunk) {
+      const size_t lanes = C - c0 < chunk ? C - c0 : chunk;
+      const size_t nb = (lanes + SP_VL - 1) / SP_VL;
+      nd_chunk(g, io, l, meth, xn, dxn, &w, &dv, o, c0, nb,
+               lanes - (nb - 1) * SP_VL, bwd);
+    }
+    return;
+  }
   for (; c0 + chunk <= C; c0 += chunk)
     nd_chunk(g, io, l, meth, xn, dxn, &w, &dv, o, c0, ND_NB, SP_VL, bwd);
   if (c0 == C)
@@ -398,9 +410,6 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
   }
 #undef ND_TAIL
 }
-
-SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
-                    int bwd);
 
 /* Channels-first plans with lanes over planes without strided lane loads:
  * each group of gw planes (nd_lop_width) is transposed into the stack
@@ -432,8 +441,10 @@ static inline size_t nd_lop_width(const sp_geom *g, int meth, int bwd) {
                    need < ND_LOP_MOST ? need : ND_LOP_MOST);
 }
 
-SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int meth, int bwd,
-                       size_t gw) {
+SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
+                    int bwd);
+SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
+                       int meth) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
   const int need_x = nd_lop_need_x(meth, bwd), idx = nd_lop_idx(g, meth, bwd);
@@ -507,28 +518,25 @@ SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
     canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
 }
 
-/* nd_walk, channels-first plans through the scratch where a group fits. */
-SP_HOT void nd_run(const sp_geom *g, const sp_io *io, int cf, int meth,
-                   int bwd) {
-  const size_t gw = cf ? nd_lop_width(g, meth, bwd) : 0;
-  if (gw)
-    nd_run_lop(g, io, meth, bwd, gw);
-  else
-    nd_walk(g, io, cf, meth, bwd);
-}
-
-/* The entry points: layout (cf), method and direction as constants. */
-#define ND_ENTRY(name, cf, meth, bwd)                                          \
-  void SP_FN(name)(const sp_geom *g, const sp_io *io) {                        \
-    nd_run(g, io, cf, SIMDPOOL_##meth, bwd);                                   \
+/* The entry points: method and direction as constants. Channels-last runs
+ * nd_walk; channels-first runs its groups of planes through the scratch on
+ * the channels-last entry of the same op (walk_cl), where a group fits, and
+ * the strided walk where none does. */
+#define ND_ENTRY(op, meth, bwd)                                                \
+  void SP_FN(sp_##op##_nd_nhwc)(const sp_geom *g, const sp_io *io) {           \
+    nd_walk(g, io, 0, SIMDPOOL_##meth, bwd);                                   \
+  }                                                                            \
+  void SP_FN(sp_##op##_nd_nchw)(const sp_geom *g, const sp_io *io) {           \
+    const size_t gw = nd_lop_width(g, SIMDPOOL_##meth, bwd);                   \
+    if (gw)                                                                    \
+      nd_run_lop(g, io, bwd, gw, SIMDPOOL_##meth);                             \
+    else                                                                       \
+      nd_walk(g, io, 1, SIMDPOOL_##meth, bwd);                                 \
   }
-#define ND_ENTRIES(lay, cf)                                                    \
-  ND_ENTRY(sp_maxpool_fwd_nd_##lay, cf, MAX, -1)                               \
-  ND_ENTRY(sp_avgpool_fwd_nd_##lay, cf, AVG, -1)                               \
-  ND_ENTRY(sp_lppool_fwd_nd_##lay, cf, LP, -1)                                 \
-  ND_ENTRY(sp_maxpool_bwd_nd_##lay, cf, MAX, 0)                                \
-  ND_ENTRY(sp_maxpool_bwd_idx_nd_##lay, cf, MAX, 1)                            \
-  ND_ENTRY(sp_avgpool_bwd_nd_##lay, cf, AVG, 0)                                \
-  ND_ENTRY(sp_lppool_bwd_nd_##lay, cf, LP, 0)
-ND_ENTRIES(nhwc, 0)
-ND_ENTRIES(nchw, 1)
+ND_ENTRY(maxpool_fwd, MAX, -1)
+ND_ENTRY(avgpool_fwd, AVG, -1)
+ND_ENTRY(lppool_fwd, LP, -1)
+ND_ENTRY(maxpool_bwd, MAX, 0)
+ND_ENTRY(maxpool_bwd_idx, MAX, 1)
+ND_ENTRY(avgpool_bwd, AVG, 0)
+ND_ENTRY(lppool_bwd, LP, 0)
