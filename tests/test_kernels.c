@@ -228,54 +228,162 @@ static const tenv *call_env;
 static const char *call_env_name;
 static int strided_runs; /* run_strided calls of the current test */
 
-/* Runs kernel e and its scalar reference on the geometry of d with seeded
- * inputs and compares their outputs bit for bit; 0 when e does not take d. */
-static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
-                    const simdpool_desc *dp) {
-  simdpool_desc d = *dp;
-  d.index_type = it;
-  sp_geom g;
-  if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK || !sp_shape_matches(e->shape, &g))
-    return 0;
+/* ------------------------------------------------------------ inputs and
+ * reference outputs, shared by the variants of a kernel
+ *
+ * Every variant of one (method, layout, op, shape) -- each ISA's kernel and the
+ * scalar specialised one -- sees the same inputs, and under kernel_fpenv every
+ * caller environment too, so their seeded inputs and the scalar reference's
+ * outputs are made once and kept (the tests run a kernel's variants one after
+ * another: see `order`). Making them is most of the suite's time (the random
+ * fill, and powf in the LP reference). The random stream is the same whether
+ * they are made or found: whatever is drawn up to the reference call is, and
+ * the stream then continues from the state recorded after it. */
+typedef struct prepared {
+  sp_geom g; /* beyond_l2 drawn */
+  buf x, dy, want, want_idx;
+  uint64_t state_out; /* rng_state after the reference */
+  uint64_t sum;       /* of x, dy and want_idx: kernels only read them */
+} prepared;
+
+typedef struct memo_ent {
+  simdpool_desc
+      d; /* as drawn (initialised by simdpool_desc_init*: padding 0) */
+  simdpool_index_type it;
+  int env; /* inputs for a caller environment (rnd_value_subnormal) */
+  uint64_t state_in;
+  prepared p;
+} memo_ent;
+
+static memo_ent *memo;
+static size_t memo_len, memo_cap, memo_pos, memo_bytes;
+static int memo_family[4] = {-1, -1, -1, -1};
+static size_t memo_hits, memo_misses;
+#define MEMO_MOST_BYTES ((size_t)256 << 20)
+
+static void prepared_free(prepared *p) {
+  free(p->x.mem);
+  free(p->dy.mem);
+  free(p->want.mem);
+  free(p->want_idx.mem);
+}
+
+static uint64_t bytes_sum(const buf *b, uint64_t h) {
+  size_t i = 0;
+  for (; i + 8 <= b->bytes; i += 8) {
+    uint64_t w;
+    memcpy(&w, b->data + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  for (; i < b->bytes; i++)
+    h = (h ^ b->data[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static uint64_t inputs_sum(const prepared *p) {
+  return bytes_sum(&p->want_idx, bytes_sum(&p->dy, bytes_sum(&p->x, 1)));
+}
+
+static void memo_clear(void) {
+  for (size_t i = 0; i < memo_len; i++)
+    prepared_free(&memo[i].p);
+  memo_len = memo_pos = memo_bytes = 0;
+}
+
+/* Drops everything kept when e's family is not the kept one. */
+static void memo_family_of(const sp_kernel_entry *e) {
+  const int f[4] = {(int)e->method, (int)e->layout, (int)e->op, (int)e->shape};
+  if (memcmp(f, memo_family, sizeof f) == 0)
+    return;
+  memo_clear();
+  memcpy(memo_family, f, sizeof f);
+}
+
+static int memo_match(const memo_ent *m, const simdpool_desc *d,
+                      simdpool_index_type it, uint64_t state) {
+  return m->state_in == state && m->it == it && m->env == (call_env != NULL) &&
+         memcmp(&m->d, d, sizeof *d) == 0;
+}
+
+/* The kept inputs of (d, it) drawn from `state`, or NULL. The variants draw
+ * in the same order: the next entry is tried first. */
+static const prepared *memo_find(const simdpool_desc *d, simdpool_index_type it,
+                                 uint64_t state) {
+  if (memo_pos < memo_len && memo_match(&memo[memo_pos], d, it, state))
+    return &memo[memo_pos++].p;
+  for (size_t i = 0; i < memo_len; i++)
+    if (memo_match(&memo[i], d, it, state)) {
+      memo_pos = i + 1;
+      return &memo[i].p;
+    }
+  return NULL;
+}
+
+/* Keeps p (which the memo then owns) and returns where it is, or NULL when
+ * the memo is full (the caller keeps and frees p). */
+static const prepared *memo_keep(const simdpool_desc *d, simdpool_index_type it,
+                                 uint64_t state, const prepared *p) {
+  const size_t bytes =
+      p->x.bytes + p->dy.bytes + p->want.bytes + p->want_idx.bytes;
+  if (memo_bytes + bytes > MEMO_MOST_BYTES)
+    return NULL;
+  if (memo_len == memo_cap) {
+    const size_t cap = memo_cap ? 2 * memo_cap : 1024;
+    memo_ent *m = realloc(memo, cap * sizeof *m);
+    ck_assert_ptr_nonnull(m);
+    memo = m;
+    memo_cap = cap;
+  }
+  memo_ent *m = &memo[memo_len++];
+  m->d = *d;
+  m->it = it;
+  m->env = call_env != NULL;
+  m->state_in = state;
+  m->p = *p;
+  memo_bytes += bytes;
+  memo_pos = memo_len;
+  return &m->p;
+}
+
+/* Seeded inputs for kernel e on g (index type it) and the reference ref's
+ * outputs from them. */
+static void prepare(prepared *p, const sp_kernel_entry *e,
+                    simdpool_index_type it, const sp_geom *g0,
+                    const sp_kernel_entry *ref) {
+  p->g = *g0;
+  sp_geom *const gp = &p->g;
+  const sp_geom g = *g0;
   /* Plan creation sets beyond_l2 by size (these tensors mostly fit L2):
    * every kernel runs either way. */
-  g.beyond_l2 = (int)(rnd() % 2);
-  const sp_kernel_entry *ref = reference_of(e, it);
-  ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
-  char geom[320], label[128];
-  describe(geom, sizeof geom, &g);
-  snprintf(label, sizeof label, "%s%s%s", e->name, call_env ? " under " : "",
-           call_env ? call_env_name : "");
-
+  gp->beyond_l2 = (int)(rnd() % 2);
   const size_t nx = g.n * g.c * sp_in_plane(&g),
                ny = g.n * g.c * sp_out_plane(&g);
   const int nasty = (int)rnd_range(0, 3) * 10;
   const int nonneg = e->method == SIMDPOOL_LP && rnd() % 3 == 0;
-  buf x = buf_new(nx, 4), dy = buf_new(ny, 4);
+  p->x = buf_new(nx, 4);
+  p->dy = buf_new(ny, 4);
   /* A quarter of the inputs are mostly signed zeros: +0 and -0 tie under
    * MAX with different bits, so any reduction that reorders taps or breaks
    * ties the wrong way shows up as a bit difference. */
   const int zeros = rnd() % 4 == 0;
+  float *const x = (float *)p->x.data;
   for (size_t i = 0; i < nx; i++) {
     float v = call_env ? rnd_value_subnormal() : rnd_value(nasty);
     if (zeros && rnd() % 8 != 0)
       v = rnd() % 2 ? 0.0f : -0.0f;
-    ((float *)x.data)[i] = nonneg ? fabsf(v) : v;
+    x[i] = nonneg ? fabsf(v) : v;
   }
   for (size_t i = 0; i < ny; i++)
-    ((float *)dy.data)[i] =
+    ((float *)p->dy.data)[i] =
         call_env ? rnd_value_subnormal() : rnd_value(nasty / 2);
 
   const int fwd = e->op == SP_OP_FWD;
-  /* Unpooling's backward writes an output-shaped tensor, like forward;
-   * backward and unpooling an input-shaped one. */
   const int to_y = fwd || e->op == SP_OP_UNPOOL_BWD;
   const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
                         e->op == SP_OP_UNPOOL_BWD;
-  const size_t out_count = to_y ? ny : nx;
-  buf want = buf_new(out_count, 4), got = buf_new(out_count, 4);
-  buf want_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
-  buf got_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
+  p->want = buf_new(to_y ? ny : nx, 4);
+  p->want_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
+  void *const want_idx = p->want_idx.data;
 
   if (reads_idx) {
     /* Backward from indices and unpooling read the winners of the
@@ -289,12 +397,10 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
         rf = r;
     }
     ck_assert_ptr_nonnull(rf);
-    sp_io io = {(const float *)x.data, (float *)want.data, want_idx.data, NULL,
-                NULL};
     float *ytmp = malloc(ny * sizeof *ytmp);
     ck_assert_ptr_nonnull(ytmp);
-    io.y = ytmp;
-    rf->fn(&g, &io);
+    sp_io io = {x, ytmp, want_idx, NULL, NULL};
+    rf->fn(gp, &io);
     free(ytmp);
     /* Unpooling kernels that take any in-plane index (GENERAL, ND) get,
      * half the time, random flat positions drawn from a few, so that
@@ -309,31 +415,87 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
       for (size_t i = 0; i < ny; i++) {
         const size_t v = lo + rnd() % (few < plane ? few : plane);
         if (it == SIMDPOOL_INDEX_I32)
-          ((int32_t *)want_idx.data)[i] = (int32_t)v;
+          ((int32_t *)want_idx)[i] = (int32_t)v;
         else
-          ((int64_t *)want_idx.data)[i] = (int64_t)v;
+          ((int64_t *)want_idx)[i] = (int64_t)v;
       }
     }
   }
 
-  sp_io io_ref = {(const float *)x.data, NULL, NULL, (const float *)dy.data,
+  sp_io io_ref = {x, NULL, NULL, (const float *)p->dy.data, NULL};
+  if (to_y) { /* forward; unpooling's backward (x as dx) */
+    io_ref.y = (float *)p->want.data;
+    io_ref.indices = fwd ? (it ? want_idx : NULL) : want_idx;
+  } else {
+    io_ref.dx = (float *)p->want.data;
+    io_ref.indices = reads_idx ? want_idx : NULL;
+  }
+  ref->fn(gp, &io_ref);
+  p->state_out = rng_state;
+  p->sum = inputs_sum(p);
+}
+
+/* Runs kernel e and its scalar reference on the geometry of d with seeded
+ * inputs and compares their outputs bit for bit; 0 when e does not take d. */
+static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
+                    const simdpool_desc *dp) {
+  simdpool_desc d = *dp;
+  d.index_type = it;
+  sp_geom g0;
+  if (sp_resolve_geom(&d, &g0) != SIMDPOOL_OK ||
+      !sp_shape_matches(e->shape, &g0))
+    return 0;
+  const sp_kernel_entry *ref = reference_of(e, it);
+  ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
+
+  memo_family_of(e);
+  const uint64_t state_in = rng_state;
+  prepared fresh;
+  const prepared *pr = memo_find(dp, it, state_in);
+  int owned = 0;
+  if (pr) {
+    rng_state = pr->state_out;
+    memo_hits++;
+  } else {
+    prepare(&fresh, e, it, &g0, ref);
+    pr = memo_keep(dp, it, state_in, &fresh);
+    if (!pr) {
+      pr = &fresh;
+      owned = 1;
+    }
+    memo_misses++;
+  }
+  const sp_geom g = pr->g;
+  const buf x = pr->x, dy = pr->dy, want = pr->want, want_idx = pr->want_idx;
+
+  char geom[320], label[128];
+  describe(geom, sizeof geom, &g);
+  snprintf(label, sizeof label, "%s%s%s", e->name, call_env ? " under " : "",
+           call_env ? call_env_name : "");
+
+  const size_t ny = g.n * g.c * sp_out_plane(&g);
+  const int fwd = e->op == SP_OP_FWD;
+  /* Unpooling's backward writes an output-shaped tensor, like forward;
+   * backward and unpooling an input-shaped one. */
+  const int to_y = fwd || e->op == SP_OP_UNPOOL_BWD;
+  const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
+                        e->op == SP_OP_UNPOOL_BWD;
+  const size_t out_count = want.bytes / 4;
+  buf got = buf_new(out_count, 4);
+  buf got_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
+
+  sp_io io_got = {(const float *)x.data, NULL, NULL, (const float *)dy.data,
                   NULL};
-  sp_io io_got = io_ref;
   if (fwd) {
-    io_ref.y = (float *)want.data;
     io_got.y = (float *)got.data;
-    io_ref.indices = it ? want_idx.data : NULL;
     io_got.indices = it ? got_idx.data : NULL;
   } else if (to_y) { /* unpooling's backward: x as dx */
-    io_ref.y = (float *)want.data;
     io_got.y = (float *)got.data;
-    io_ref.indices = io_got.indices = want_idx.data;
+    io_got.indices = want_idx.data;
   } else {
-    io_ref.dx = (float *)want.data;
     io_got.dx = (float *)got.data;
-    io_ref.indices = io_got.indices = reads_idx ? want_idx.data : NULL;
+    io_got.indices = reads_idx ? want_idx.data : NULL;
   }
-  ref->fn(&g, &io_ref);
   if (call_env) {
     char a[64], b[64];
     tenv_write(*call_env);
@@ -435,12 +597,14 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
                 want_idx.data, fwd && it ? sp_index_size(it) : 0, geom);
     strided_runs++;
   }
-  free(x.mem);
-  free(dy.mem);
-  free(want.mem);
+  ck_assert_msg(inputs_sum(pr) == pr->sum,
+                "%s wrote into its inputs (x, dy or indices); seed %" PRIu64
+                "; %s",
+                e->name, seed, geom);
   free(got.mem);
-  free(want_idx.mem);
   free(got_idx.mem);
+  if (owned)
+    prepared_free(&fresh);
   return 1;
 }
 
@@ -451,6 +615,24 @@ static int run_one(const sp_kernel_entry *e, simdpool_index_type it) {
 }
 
 /* ------------------------------------------------------------ tests */
+
+/* The loop tests' order of the registry: by (method, layout, op, shape),
+ * then ISA, so that the variants of a kernel run one after another and share
+ * their inputs and reference outputs (memo_find). */
+static size_t *order;
+
+static int order_cmp(const void *a, const void *b) {
+  const sp_kernel_entry *p = &sp_registry[*(const size_t *)a];
+  const sp_kernel_entry *q = &sp_registry[*(const size_t *)b];
+  const int kp[5] = {(int)p->method, (int)p->layout, (int)p->op, (int)p->shape,
+                     (int)p->isa};
+  const int kq[5] = {(int)q->method, (int)q->layout, (int)q->op, (int)q->shape,
+                     (int)q->isa};
+  for (int i = 0; i < 5; i++)
+    if (kp[i] != kq[i])
+      return kp[i] < kq[i] ? -1 : 1;
+  return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
 
 static int configs_per_kernel = 1000;
 static size_t big_stride = 1; /* under SIMDPOOL_TEST_SCALE < 1: see below */
@@ -463,7 +645,7 @@ static const char *only_isa; /* SIMDPOOL_ISA: test that ISA's kernels only */
 static int isa_brief;
 
 START_TEST(kernel_matches_reference) {
-  const sp_kernel_entry *e = &sp_registry[_i];
+  const sp_kernel_entry *e = &sp_registry[order[_i]];
   const char *layout = e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc";
   if (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0)
     return;
@@ -542,7 +724,7 @@ static const big_shape big_shapes[] = {
 };
 
 START_TEST(kernel_matches_reference_big) {
-  const sp_kernel_entry *e = &sp_registry[_i];
+  const sp_kernel_entry *e = &sp_registry[order[_i]];
   if (isa_brief ||
       (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
       e->isa == SIMDPOOL_ISA_SCALAR || !sp_cpu_runs(e->isa))
@@ -688,7 +870,7 @@ static int configs_fpenv = 30;
  * subnormal-rich inputs: bit for bit the scalar reference run in the
  * default environment, and the caller's control and status state intact. */
 START_TEST(kernel_fpenv) {
-  const sp_kernel_entry *e = &sp_registry[_i];
+  const sp_kernel_entry *e = &sp_registry[order[_i]];
   if (isa_brief ||
       (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
       !sp_cpu_runs(e->isa))
@@ -1056,6 +1238,12 @@ int main(void) {
          seed, configs_per_kernel);
   print_isas();
 
+  order = malloc(sp_registry_size * sizeof *order);
+  ck_assert_ptr_nonnull(order);
+  for (size_t i = 0; i < sp_registry_size; i++)
+    order[i] = i;
+  qsort(order, sp_registry_size, sizeof *order, order_cmp);
+
   Suite *suite = suite_create("kernels");
   TCase *tc = tcase_create("registry");
   tcase_set_timeout(tc, 600);
@@ -1073,5 +1261,11 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   const int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
+  printf("test_kernels: inputs and reference outputs made %zu times, reused "
+         "%zu times\n",
+         memo_misses, memo_hits);
+  memo_clear();
+  free(memo);
+  free(order);
   return failed ? 1 : 0;
 }
