@@ -11,8 +11,8 @@
 /* ================================================ NCHW small planes, lanes
  * over planes. Rows of a few outputs (7x7, 14x14 planes) leave most lanes
  * of an NCHW row block idle and every block a border block. A group of
- * SP_VL planes is instead transposed into a stack scratch laid out as one
- * NHWC image of SP_VL channels (lane l = plane p0 + l), the NHWC kernel
+ * planes is instead transposed into a stack scratch laid out as one NHWC
+ * image of that many channels (lane l = plane p0 + l), the NHWC kernel
  * runs on it, and its results are transposed back. Each lane still sees
  * exactly its plane's taps in the reference's order, and flat indices and
  * U8 taps are the same in both layouts, so the bits are the NCHW ones. */
@@ -32,9 +32,16 @@ static inline size_t lop_width(const sp_geom *g, size_t big, size_t small,
   return lanes / SP_VL * SP_VL;
 }
 
-/* Does a group of SP_VL lanes fit? */
-static inline int lop_fits_n(const sp_geom *g, size_t big, size_t small) {
-  return lop_width(g, big, small, SP_VL) != 0;
+/* The group width for g's n*c planes: as wide as the scratch holds, up to
+ * LOP_MOST lanes and no wider than the planes need (the kernel's work per
+ * output pixel -- window, divisors, taps' addresses -- is shared by the
+ * group's lanes: groups of SP_VL planes left SSE4.1 4x slower than its
+ * strided walk on adaptive plans); 0 when no group fits. */
+#define LOP_MOST 64
+static inline size_t lop_group(const sp_geom *g, size_t big, size_t small) {
+  const size_t planes = g->n * g->c;
+  const size_t need = (planes + SP_VL - 1) / SP_VL * SP_VL;
+  return lop_width(g, big, small, need < LOP_MOST ? need : LOP_MOST);
 }
 
 /* s[e * gw + l] = src[l * plane + e] for e < ne, l < np (zero for the
@@ -120,6 +127,21 @@ SP_HOT void lop_indices(const sp_geom *g, void *ind, void *is, size_t gw,
       }
     }
   }
+}
+
+/* The scratch indices of lanes np..gw-1 (planes past the last): lane 0's,
+ * a valid tap of the same window, whose dy there is 0 (+0 added in their
+ * own scratch column). Index 0 would not do: with padding, tap 0 of a
+ * window can lie outside the plane. */
+SP_HOT void lop_unused_lanes(const sp_geom *g, void *is, size_t gw, size_t ohw,
+                             size_t np) {
+  for (size_t o = 0; o < ohw && np < gw; o++)
+    for (size_t l = np; l < gw; l++) {
+      if (g->index_type == SIMDPOOL_INDEX_U8)
+        ((uint8_t *)is)[o * gw + l] = ((const uint8_t *)is)[o * gw];
+      else
+        ((int32_t *)is)[o * gw + l] = ((const int32_t *)is)[o * gw];
+    }
 }
 
 #endif /* SP_TMPL_LOP_H */

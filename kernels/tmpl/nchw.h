@@ -792,54 +792,54 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
   }
 }
 
-/* Do the 2D families take a plan through the scratch: rows of fewer than
- * 2 SP_VL outputs (row blocks would leave most lanes idle) whose groups fit
- * (lop_fits_n)? */
-static inline int lop_fits(const sp_geom *g, size_t big, size_t small) {
-  return g->ow < 2 * SP_VL && lop_fits_n(g, big, small);
+/* The group width (lop_group) with which the 2D families take a plan
+ * through the scratch: rows of fewer than 2 SP_VL outputs (row blocks would
+ * leave most lanes idle) whose groups fit; 0: the rows stay. */
+static inline size_t lop_fits(const sp_geom *g, size_t big, size_t small) {
+  return g->ow < 2 * SP_VL ? lop_group(g, big, small) : 0;
 }
 
-SP_HOT void maxpool_fwd_nchw_lop(const sp_geom *g, const sp_io *io, int track) {
+SP_HOT void maxpool_fwd_nchw_lop(const sp_geom *g, const sp_io *io, int track,
+                                 size_t gw) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
-  float *xs = scratch, *ys = xs + hw * SP_VL;
-  void *is = ys + ohw * SP_VL;
-  const sp_geom gs = lop_geom(g, track, SP_VL);
-  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
-    const size_t np = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    lop_gather(xs, SP_VL, io->x + p0 * hw, hw, hw, np);
+  float *xs = scratch, *ys = xs + hw * gw;
+  void *is = ys + ohw * gw;
+  const sp_geom gs = lop_geom(g, track, gw);
+  for (size_t p0 = 0; p0 < planes; p0 += gw) {
+    const size_t np = planes - p0 < gw ? planes - p0 : gw;
+    lop_gather(xs, gw, io->x + p0 * hw, hw, hw, np);
     const sp_io ios = {xs, ys, track ? is : NULL, NULL, NULL};
     SP_FN(sp_maxpool_fwd_nhwc)(&gs, &ios); /* tracks iff gs has indices */
-    lop_scatter(io->y + p0 * ohw, ys, SP_VL, ohw, ohw, np);
+    lop_scatter(io->y + p0 * ohw, ys, gw, ohw, ohw, np);
     if (track)
-      lop_indices(g, io->indices, is, SP_VL, p0, np, 1);
+      lop_indices(g, io->indices, is, gw, p0, np, 1);
   }
 }
 
 /* MAX backward from x (from_idx 0) or from indices. */
 SP_HOT void maxpool_bwd_nchw_lop(const sp_geom *g, const sp_io *io,
-                                 int from_idx) {
+                                 int from_idx, size_t gw) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
-  float *dxs = scratch, *dys = dxs + hw * SP_VL;
-  float *xs = dys + ohw * SP_VL; /* from x; else the indices */
-  const sp_geom gs = lop_geom(g, from_idx, SP_VL);
-  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
-    const size_t np = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-    lop_gather(dys, SP_VL, io->dy + p0 * ohw, ohw, ohw, np);
+  float *dxs = scratch, *dys = dxs + hw * gw;
+  float *xs = dys + ohw * gw; /* from x; else the indices */
+  const sp_geom gs = lop_geom(g, from_idx, gw);
+  for (size_t p0 = 0; p0 < planes; p0 += gw) {
+    const size_t np = planes - p0 < gw ? planes - p0 : gw;
+    lop_gather(dys, gw, io->dy + p0 * ohw, ohw, ohw, np);
     sp_io ios = {NULL, NULL, NULL, dys, dxs};
     if (from_idx) {
-      /* Lanes past np keep index 0 with dy 0: a valid tap, adding +0. */
-      memset(xs, 0, ohw * SP_VL * sizeof(int32_t));
-      lop_indices(g, io->indices, xs, SP_VL, p0, np, 0);
+      lop_indices(g, io->indices, xs, gw, p0, np, 0);
+      lop_unused_lanes(g, xs, gw, ohw, np);
       ios.indices = xs;
       SP_FN(sp_maxpool_bwd_idx_nhwc)(&gs, &ios);
     } else {
-      lop_gather(xs, SP_VL, io->x + p0 * hw, hw, hw, np);
+      lop_gather(xs, gw, io->x + p0 * hw, hw, hw, np);
       ios.x = xs;
       SP_FN(sp_maxpool_bwd_nhwc)(&gs, &ios);
     }
-    lop_scatter(io->dx + p0 * hw, dxs, SP_VL, hw, hw, np);
+    lop_scatter(io->dx + p0 * hw, dxs, gw, hw, hw, np);
   }
 }
 

@@ -201,17 +201,24 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
  * order, the reference's own loop. Each dx row is zeroed just before the
  * first output row whose windows reach it, so the zeros are in cache when
  * the adds come (no separate pass over dx), and a dx row hears from at most
- * kernel_h output rows, so the adds hit lines still in L1. One index load,
+ * kernel_h output rows, so the adds hit lines still in L1 (a small plane
+ * is zeroed at once: a call per row cost more than its adds; alex_adapt6's
+ * 13x13 planes). One index load,
  * two loads and a store per output: as fast as the gathered 3x3/s2 kernel
  * (bwd3x3s2_nchw_body) from I64 and I32 with AVX2, faster with SSE4.1 and
  * NEON (SP_FLAT_GATHER). The indices were checked by dispatch. i64: the index
  * type, a compile-time constant. */
+#define SCATTER_PLANE 1024 /* planes of at most this many elements (4 KiB) */
 SP_HOT void bwd_scatter_nchw(const sp_geom *g, const sp_io *io, int i64) {
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow;
   for (size_t p = 0; p < g->n * g->c; p++) {
     float *d = io->dx + p * hw;
     const float *dy = io->dy + p * ohw;
     size_t zeroed = 0; /* dx rows of this plane zeroed so far */
+    if (hw <= SCATTER_PLANE) {
+      zero_tensor(d, hw); /* one call, not one per output row */
+      zeroed = g->h;
+    }
     for (size_t oy = 0; oy < g->oh; oy++) {
       size_t ki0, ki1;
       sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
@@ -752,21 +759,23 @@ SP_HOT void maxpool_bwd_plane3_idx(const sp_geom *g, const sp_io *io) {
 }
 
 void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
-  if (lop_fits(g, 2, 1))
-    maxpool_bwd_nchw_lop(g, io, 0);
+  const size_t gw = lop_fits(g, 2, 1);
+  if (gw)
+    maxpool_bwd_nchw_lop(g, io, 0, gw);
   else
     bwd_nchw_body(g, io, BWD_MAX);
 }
 void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
   gather_ring r;
+  const size_t gw = lop_fits(g, 1, 2);
   if (plane3_fits(g))
     maxpool_bwd_plane3_idx(g, io);
   else if (max_ring_of(g, &r)) /* stride 1 along overlapping rows */
     maxpool_bwd_nchw_gather_idx(g, io, &r);
-  else if (g->index_type != SIMDPOOL_INDEX_U8)
+  else if (g->index_type != SIMDPOOL_INDEX_U8) /* faster than the scratch */
     bwd_scatter_nchw_flat(g, io);
-  else if (lop_fits(g, 1, 2))
-    maxpool_bwd_nchw_lop(g, io, 1);
+  else if (gw)
+    maxpool_bwd_nchw_lop(g, io, 1, gw);
   else
     bwd_nchw_body(g, io, BWD_MAX_IDX);
 }

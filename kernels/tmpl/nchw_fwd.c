@@ -47,8 +47,9 @@ void SP_FN(sp_clamp)(float *y, size_t pixels, size_t c, size_t stride, float lo,
 
 void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
-  if (lop_fits(g, 1, 2))
-    maxpool_fwd_nchw_lop(g, io, track);
+  const size_t gw = lop_fits(g, 1, 1 + (size_t)track);
+  if (gw)
+    maxpool_fwd_nchw_lop(g, io, track, gw);
   else if (!track)
     maxpool_fwd_nchw_body(g, io, 0);
   else

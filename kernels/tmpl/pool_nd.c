@@ -428,21 +428,15 @@ static inline int nd_lop_idx(const sp_geom *g, int meth, int bwd) {
   return meth == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE &&
          bwd != 0;
 }
-/* The group width: as wide as the scratch holds, up to ND_LOP_MOST lanes
- * (the walk's work per output pixel, its window and divisors, is shared by
- * a group's lanes: SSE4.1's groups of 4 planes made it 4x slower than the
- * strided walk), and no wider than the planes need; 0: no group fits. */
-#define ND_LOP_MOST 64
-static inline size_t nd_lop_width(const sp_geom *g, int meth, int bwd) {
-  const size_t planes = g->n * g->c;
-  const size_t need = (planes + SP_VL - 1) / SP_VL * SP_VL;
-  return lop_width(g, (size_t)nd_lop_need_x(meth, bwd) + (bwd >= 0),
-                   1 + (size_t)nd_lop_idx(g, meth, bwd),
-                   need < ND_LOP_MOST ? need : ND_LOP_MOST);
-}
-
 SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
                     int bwd);
+
+/* The group width (lop_group) for the arrays the op needs. */
+static inline size_t nd_lop_width(const sp_geom *g, int meth, int bwd) {
+  return lop_group(g, (size_t)nd_lop_need_x(meth, bwd) + (bwd >= 0),
+                   1 + (size_t)nd_lop_idx(g, meth, bwd));
+}
+
 SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
                        int meth) {
   _Alignas(64) float scratch[LOP_ELEMS];
@@ -461,17 +455,7 @@ SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
       lop_gather(ys, gw, io->dy + p0 * Q, Q, Q, np);
     if (idx && bwd > 0) {
       lop_indices(g, io->indices, is, gw, p0, np, 0);
-      /* Lanes past np take lane 0's index, a valid tap of the same window
-       * (their dy is 0: +0 added in their own scratch column). Index 0
-       * would not do: with padding, tap 0 of a window can lie outside the
-       * plane. */
-      for (size_t o = 0; o < Q && np < gw; o++)
-        for (size_t l = np; l < gw; l++) {
-          if (g->index_type == SIMDPOOL_INDEX_U8)
-            ((uint8_t *)is)[o * gw + l] = ((const uint8_t *)is)[o * gw];
-          else
-            ((int32_t *)is)[o * gw + l] = ((const int32_t *)is)[o * gw];
-        }
+      lop_unused_lanes(g, is, gw, Q, np);
     }
     const sp_io ios = {need_x ? xs : NULL, bwd < 0 ? ys : NULL, idx ? is : NULL,
                        bwd >= 0 ? ys : NULL, bwd >= 0 ? dxs : NULL};
