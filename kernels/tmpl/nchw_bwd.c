@@ -209,9 +209,34 @@ SP_HOT void bwd_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
  * NEON (SP_FLAT_GATHER). The indices were checked by dispatch. i64: the index
  * type, a compile-time constant. */
 #define SCATTER_PLANE 1024 /* planes of at most this many elements (4 KiB) */
+#define SCATTER_WAYS 4     /* small planes at a time (alex_adapt6: 1.15x) */
 SP_HOT void bwd_scatter_nchw(const sp_geom *g, const sp_io *io, int i64) {
   const size_t hw = g->h * g->w, ohw = g->oh * g->ow;
-  for (size_t p = 0; p < g->n * g->c; p++) {
+  size_t p = 0;
+  if (hw <= SCATTER_PLANE) {
+    /* Small planes SCATTER_WAYS at a time: independent chains of adds,
+     * where one plane's consecutive outputs often add to the same dx
+     * element (a store, then a load of it). */
+    for (; p + SCATTER_WAYS <= g->n * g->c; p += SCATTER_WAYS) {
+      float *d = io->dx + p * hw;
+      const float *gp = io->dy + p * ohw;
+      zero_tensor(d, SCATTER_WAYS * hw);
+      if (i64) {
+        const int64_t *ip = (const int64_t *)io->indices + p * ohw;
+        for (size_t o = 0; o < ohw; o++)
+          for (size_t k = 0; k < SCATTER_WAYS; k++)
+            d[k * hw + (size_t)ip[k * ohw + o]] += gp[k * ohw + o];
+      } else {
+        const int32_t *ip = (const int32_t *)io->indices + p * ohw;
+        for (size_t o = 0; o < ohw; o++)
+          for (size_t k = 0; k < SCATTER_WAYS; k++)
+            d[k * hw + (size_t)ip[k * ohw + o]] += gp[k * ohw + o];
+      }
+      if (!all_finite(gp, SCATTER_WAYS * ohw))
+        canonicalize(d, SCATTER_WAYS * hw);
+    }
+  }
+  for (; p < g->n * g->c; p++) {
     float *d = io->dx + p * hw;
     const float *dy = io->dy + p * ohw;
     size_t zeroed = 0; /* dx rows of this plane zeroed so far */
