@@ -733,7 +733,8 @@ SP_HOT void max3x3s2_block(const float *const row[5], size_t nr, size_t ox0,
  * most SP_VL outputs use FOLD_EDGE blocks. 1x3 windows (SP_SHAPE_1X3S2P1:
  * kernel_h 1, output row oy is input row oy) take one row at a time, the
  * same folds without the vertical max. */
-SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
+SP_HOT void max3x3s2_nchw_rows(const sp_geom *g, const sp_io *io, int track,
+                               size_t nr) {
   const row_span in = interior_cols(g);
   const size_t ow = g->ow, w = g->w;
   /* A full block at ox0 reads columns 2ox0 - 1 .. 2ox0 + 2SP_VL - 1. Every
@@ -743,7 +744,6 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
    * column 2ow - 1: not there when the right padding holds it. */
   const int wide = ow > SP_VL;
   const int tail_in = 2 * ow - 1 < w;
-  const size_t nr = g->kh; /* 3, or 1: a 1x3 row (one output row a step) */
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
@@ -790,6 +790,16 @@ SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
       }
     }
   }
+}
+
+/* nr = kernel_h, 3 or 1 (a 1x3 row: one output row a step), as a
+ * compile-time constant: with a run-time count, GCC turned the folds'
+ * zeroed winner columns (kc) into a memset call per block. */
+SP_HOT void max3x3s2_nchw_direct(const sp_geom *g, const sp_io *io, int track) {
+  if (g->kh == 1)
+    max3x3s2_nchw_rows(g, io, track, 1);
+  else
+    max3x3s2_nchw_rows(g, io, track, 3);
 }
 
 /* The group width (lop_group) with which the 2D families take a plan
