@@ -151,6 +151,13 @@ SP_HOT vi load_index(const void *ind, simdpool_index_type t, size_t o,
       return vi_load_i64((const int64_t *)ind + o);
     return vi_load_u8((const uint8_t *)ind + o);
   }
+#ifdef SP_VI_LOAD_N
+  if (t == SIMDPOOL_INDEX_I32)
+    return vi_load_i32_n((const int32_t *)ind + o, n);
+  if (t == SIMDPOOL_INDEX_I64)
+    return vi_load_i64_n((const int64_t *)ind + o, n);
+  return vi_load_u8_n((const uint8_t *)ind + o, n);
+#endif
   int32_t lane[SP_VL] = {0};
   for (size_t i = 0; i < n; i++) {
     if (t == SIMDPOOL_INDEX_I32)

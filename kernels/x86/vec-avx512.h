@@ -239,5 +239,24 @@ static inline vi vi_load_u8(const uint8_t *p) {
 static inline void vi_store_u8(uint8_t *p, vi v) {
   _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(v));
 }
+/* The first n (< 16) indices as int32 lanes, the rest zero; masked lanes
+ * never fault. (load_index's tails: through a stack array, each lane
+ * stored on its own and reloaded as a vector, they stalled on store
+ * forwarding.) */
+#define SP_VI_LOAD_N 1
+static inline vi vi_load_i32_n(const int32_t *p, size_t n) {
+  return _mm512_maskz_loadu_epi32(sp_avx512_first_n(n), p);
+}
+static inline vi vi_load_i64_n(const int64_t *p, size_t n) {
+  const __mmask8 m0 = (__mmask8)(n >= 8 ? 0xffu : (1u << n) - 1u);
+  const __mmask8 m1 = (__mmask8)(n <= 8 ? 0u : (1u << (n - 8)) - 1u);
+  const __m256i lo = _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(m0, p));
+  const __m256i hi =
+      _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(m1, n > 8 ? p + 8 : p));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+static inline vi vi_load_u8_n(const uint8_t *p, size_t n) {
+  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(sp_avx512_first_n(n), p));
+}
 
 #endif /* SIMDPOOL_VEC_AVX512_H */
