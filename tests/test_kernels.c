@@ -247,8 +247,8 @@ typedef struct prepared {
 } prepared;
 
 typedef struct memo_ent {
-  simdpool_desc
-      d; /* as drawn (initialised by simdpool_desc_init*: padding 0) */
+  /* The descriptor as drawn (simdpool_desc_init* zero its padding). */
+  simdpool_desc d;
   simdpool_index_type it;
   int env; /* inputs for a caller environment (rnd_value_subnormal) */
   uint64_t state_in;
@@ -345,6 +345,17 @@ static const prepared *memo_keep(const simdpool_desc *d, simdpool_index_type it,
   return &m->p;
 }
 
+/* Unpooling's backward writes an output-shaped tensor, like forward;
+ * backward and unpooling an input-shaped one. */
+static int op_writes_y(const sp_kernel_entry *e) {
+  return e->op == SP_OP_FWD || e->op == SP_OP_UNPOOL_BWD;
+}
+/* Backward from indices and both unpooling ops read indices. */
+static int op_reads_idx(const sp_kernel_entry *e) {
+  return e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
+         e->op == SP_OP_UNPOOL_BWD;
+}
+
 /* Seeded inputs for kernel e on g (index type it) and the reference ref's
  * outputs from them. */
 static void prepare(prepared *p, const sp_kernel_entry *e,
@@ -378,9 +389,7 @@ static void prepare(prepared *p, const sp_kernel_entry *e,
         call_env ? rnd_value_subnormal() : rnd_value(nasty / 2);
 
   const int fwd = e->op == SP_OP_FWD;
-  const int to_y = fwd || e->op == SP_OP_UNPOOL_BWD;
-  const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
-                        e->op == SP_OP_UNPOOL_BWD;
+  const int to_y = op_writes_y(e), reads_idx = op_reads_idx(e);
   p->want = buf_new(to_y ? ny : nx, 4);
   p->want_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
   void *const want_idx = p->want_idx.data;
@@ -475,11 +484,7 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
 
   const size_t ny = g.n * g.c * sp_out_plane(&g);
   const int fwd = e->op == SP_OP_FWD;
-  /* Unpooling's backward writes an output-shaped tensor, like forward;
-   * backward and unpooling an input-shaped one. */
-  const int to_y = fwd || e->op == SP_OP_UNPOOL_BWD;
-  const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
-                        e->op == SP_OP_UNPOOL_BWD;
+  const int to_y = op_writes_y(e), reads_idx = op_reads_idx(e);
   const size_t out_count = want.bytes / 4;
   buf got = buf_new(out_count, 4);
   buf got_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
