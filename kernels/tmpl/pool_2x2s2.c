@@ -82,15 +82,6 @@ static inline void taps2x2x2(int u8, size_t w, size_t hw, int32_t off[8]) {
     off[t] = o[t];
 }
 
-/* The tap whose mask holds (exactly one does: dispatch checked the index
- * names a tap of its own window), of the first `taps` of a. */
-static inline vf select_tap(const vm *m, const vf *a, int taps) {
-  vf v = a[0];
-  for (int t = 1; t < taps; t++)
-    v = vf_select(m[t], v, a[t]);
-  return v;
-}
-
 /* Forward 2x2/s2 of any method on one block of lanes; MAX with track puts
  * in *tap the winner's entry of labels (the four taps' index values). */
 static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
@@ -130,6 +121,21 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
         __VA_ARGS__                                                            \
       }                                                                        \
       const size_t ox = (ow)-SP_VL, cnt = SP_VL;                               \
+      __VA_ARGS__                                                              \
+    }                                                                          \
+  } while (0)
+
+/* The same with blocks that never overlap: full ones, then one short
+ * block for the rest, for outputs read back after they are stored. */
+#define FOR_EACH_DISJOINT_BLOCK(ow, ...)                                       \
+  do {                                                                         \
+    size_t ox_ = 0;                                                            \
+    for (; ox_ + SP_VL <= (ow); ox_ += SP_VL) {                                \
+      const size_t ox = ox_, cnt = SP_VL;                                      \
+      __VA_ARGS__                                                              \
+    }                                                                          \
+    if (ox_ < (ow)) {                                                          \
+      const size_t ox = ox_, cnt = (ow)-ox_;                                   \
       __VA_ARGS__                                                              \
     }                                                                          \
   } while (0)
@@ -248,12 +254,91 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   }
 }
 
+/* ================================================================ 2x2x2/s2
+ * 3D MAX, 2x2x2 windows, stride 2, no padding (SP_SHAPE_2X2X2S2), NCHW:
+ * lanes over output columns as in 2D. Each window is the 2x2 tree of its
+ * front slice, the same of its back slice, then back against front: taps
+ * stay in scan order (depth, row, column), hence the reference's bits.
+ *
+ * Read in one pass, a window's two slices are two input streams a slice
+ * apart, and beyond L2 the hardware prefetchers serve such a pair poorly
+ * (c3d_max222, 29 MB: 24 GB/s, against 35-40 GB/s for a sequential read of
+ * the same bytes). There a band of output rows goes in two passes instead
+ * (P3_FRONT, then P3_BACK): the front slice's trees are stored in y (and
+ * their winners in the indices), then the back slice's are set against
+ * them, read back from L1: each pass is one sequential input stream. The
+ * values compared and their order are the same, hence the same bits. */
+enum { P3_BOTH, P3_FRONT, P3_BACK, P3_DX_FRONT };
+
+/* Output rows per two-pass band: as many as keep the band's outputs (y and
+ * indices, pixel_bytes per output pixel) within 16 KiB, so that the second
+ * pass finds them in L1. */
+static inline size_t p3_band_rows(const sp_geom *g, size_t pixel_bytes) {
+  const size_t row = g->ow * pixel_bytes;
+  const size_t r = row ? (16384 / row) : g->oh;
+  return r < 1 ? 1 : r > g->oh ? g->oh : r;
+}
+
+/* The bytes of one output element and its index. */
+static inline size_t p3_out_bytes(const sp_geom *g, int with_index) {
+  static const size_t ib[] = {[SIMDPOOL_INDEX_NONE] = 0,
+                              [SIMDPOOL_INDEX_I32] = 4,
+                              [SIMDPOOL_INDEX_I64] = 8,
+                              [SIMDPOOL_INDEX_U8] = 1};
+  return sizeof(float) + (with_index ? ib[g->index_type] : 0);
+}
+
+/* The eight taps of a window as lanes, the first `half` leaves out
+ * unloaded: a[t] for t in [t0, t1). l: their index values (base plus
+ * the offsets of taps2x2x2). P2_MAX (track: with indices) or P2_GATHER
+ * (unpooling's backward: the tap each index names); y + o and the
+ * indices at o are the block's outputs. */
+SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
+                          int track, int half, const vf *a, const vi *l,
+                          size_t o, float *yo, size_t cnt) {
+  const int t0 = half == P3_BACK ? 4 : 0, t1 = half == P3_FRONT ? 4 : 8;
+  if (method == P2_GATHER) {
+    /* Exactly one tap of the eight matches; a lane whose tap is in the
+     * other half takes that half's pass's value. */
+    const vi idx = load_index(io->indices, g->index_type, o, cnt);
+    vf v = half == P3_BACK ? load_lanes(yo, cnt) : a[t0];
+    for (int t = t0 + 1 - (half == P3_BACK); t < t1; t++)
+      v = vf_select(vm_eq_i(idx, l[t]), v, a[t]);
+    store_lanes(yo, v, cnt);
+    return;
+  }
+  vi wf = vi_set1(0), wb = vi_set1(0); /* set with track */
+  vf front;
+  if (half == P3_BACK) { /* the front as P3_FRONT left it */
+    front = load_lanes(yo, cnt);
+    if (track)
+      wf = load_index(io->indices, g->index_type, o, cnt);
+  } else {
+    front =
+        fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], l, &wf);
+  }
+  if (half == P3_FRONT) { /* unclamped: P3_BACK compares it */
+    store_lanes(yo, front, cnt);
+    if (track)
+      store_index(io->indices, g->index_type, o, wf, cnt);
+    return;
+  }
+  const vf back =
+      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], l + 4, &wb);
+  const vm later = mx_replaces(back, front);
+  store_lanes(yo, yclamp(g, vf_select(later, front, back)), cnt);
+  if (track)
+    store_index(io->indices, g->index_type, o, vi_select(later, wf, wb), cnt);
+}
+
 /* NHWC 2x2x2/s2 (SP_SHAPE_2X2X2S2), MAX (P2_MAX) or unpooling's backward
  * (P2_GATHER: the tap each index names), lanes over channels, one output
  * pixel's eight taps at a time: its front slice's tree, its back slice's,
- * then back against front as in NCHW. (Folding the 2D window into this
- * body as its front four taps measured 1.2-1.4x slower on in-cache 2D
- * planes than the 2D body above.) */
+ * then back against front as in NCHW. Its input runs are whole rows of
+ * pixels (c3d_max222: 28 KiB), which the prefetchers follow: the two-pass
+ * order of NCHW below measured 1.3-1.4x slower here (bands of 1 to 18 output
+ * rows). (Folding the 2D window into this body as its front four taps
+ * measured 1.2-1.4x slower on in-cache 2D planes than the 2D body above.) */
 SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   const size_t C = g->c, XS = g->xs, hw = g->h * g->w;
   const int track = method != P2_GATHER && g->index_type != SIMDPOOL_INDEX_NONE;
@@ -282,24 +367,8 @@ SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
             vf a[8];
             for (int t = 0; t < 8; t++)
               a[t] = load_lanes(tp[t] + c, cn);
-            if (method == P2_GATHER) {
-              const vi idx = load_index(io->indices, g->index_type, o + c, cn);
-              vm m[8];
-              for (int t = 0; t < 8; t++)
-                m[t] = vm_eq_i(idx, l[t]);
-              store_lanes(yp + c, select_tap(m, a, 8), cn);
-              continue;
-            }
-            vi wf = vi_set1(0), wb = vi_set1(0); /* set with track */
-            const vf front = fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1],
-                                    a[2], a[3], l, &wf);
-            const vf back = fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5],
-                                   a[6], a[7], l + 4, &wb);
-            const vm later = mx_replaces(back, front);
-            store_lanes(yp + c, yclamp(g, vf_select(later, front, back)), cn);
-            if (track)
-              store_index(io->indices, g->index_type, o + c,
-                          vi_select(later, wf, wb), cn);
+            fwd2x2x2_taps(g, io, method, track, P3_BOTH, a, l, o + c, yp + c,
+                          cn);
           }
         }
       }
@@ -307,23 +376,21 @@ SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   }
 }
 
-/* ================================================================ 2x2x2/s2
- * 3D MAX, 2x2x2 windows, stride 2, no padding (SP_SHAPE_2X2X2S2), NCHW:
- * lanes over output columns as in 2D. Each window is the 2x2 tree of its
- * front slice, the same of its back slice, then back against front: taps
- * stay in scan order (depth, row, column), hence the reference's bits. */
-
-/* One block of cnt outputs at (od, oy, ox); r0 is the window's first input
- * row (front slice), hw the elements of one slice. P2_MAX (track: with
- * indices) or P2_GATHER (unpooling's backward: the tap each index names). */
+/* NCHW: one block of cnt outputs at (od, oy, ox); r0 is the window's first
+ * input row (front slice), hw the elements of one slice. */
 SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
-                                int track, const float *r0, size_t hw, size_t o,
-                                size_t od, size_t oy, size_t ox, size_t cnt) {
+                                int track, int half, const float *r0, size_t hw,
+                                size_t o, size_t od, size_t oy, size_t ox,
+                                size_t cnt) {
   vf a[8];
-  load_pairs(r0, cnt, &a[0], &a[1]);
-  load_pairs(r0 + g->w, cnt, &a[2], &a[3]);
-  load_pairs(r0 + hw, cnt, &a[4], &a[5]);
-  load_pairs(r0 + hw + g->w, cnt, &a[6], &a[7]);
+  if (half != P3_BACK) {
+    load_pairs(r0, cnt, &a[0], &a[1]);
+    load_pairs(r0 + g->w, cnt, &a[2], &a[3]);
+  }
+  if (half != P3_FRONT) {
+    load_pairs(r0 + hw, cnt, &a[4], &a[5]);
+    load_pairs(r0 + hw + g->w, cnt, &a[6], &a[7]);
+  }
   /* Labels: the flat positions of each lane's taps (I32/I64) or the tap
    * numbers 0..7 (U8; front 0..3, back 4..7). */
   const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
@@ -338,42 +405,52 @@ SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   vi l[8];
   for (int t = 0; t < 8; t++)
     l[t] = vi_add(base, vi_set1(lab[t]));
-  if (method == P2_GATHER) {
-    const vi idx = load_index(io->indices, g->index_type, o, cnt);
-    vm m[8];
-    for (int t = 0; t < 8; t++)
-      m[t] = vm_eq_i(idx, l[t]);
-    store_lanes(io->y + o, select_tap(m, a, 8), cnt);
-    return;
+  fwd2x2x2_taps(g, io, method, track, half, a, l, o, io->y + o, cnt);
+}
+
+/* Output rows [oy0, oy1) of slice od of the plane at px (x), py (y). */
+SP_HOT void fwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int method,
+                               int track, int half, const sp_plane *px,
+                               const sp_plane *py, size_t od, size_t oy0,
+                               size_t oy1) {
+  const size_t hw = g->h * g->w;
+  for (size_t oy = oy0; oy < oy1; oy++) {
+    const float *r0 = io->x + px->base + (2 * od * g->h + 2 * oy) * g->w;
+    const size_t orow = py->base + (od * g->oh + oy) * g->ow;
+    if (half == P3_BOTH)
+      FOR_EACH_ROW_BLOCK(g->ow, {
+        fwd2x2x2_nchw_block(g, io, method, track, half, r0 + 2 * ox, hw,
+                            orow + ox, od, oy, ox, cnt);
+      });
+    else /* P3_BACK reads what P3_FRONT left: no output twice */
+      FOR_EACH_DISJOINT_BLOCK(g->ow, {
+        fwd2x2x2_nchw_block(g, io, method, track, half, r0 + 2 * ox, hw,
+                            orow + ox, od, oy, ox, cnt);
+      });
   }
-  vi wf = vi_set1(0), wb = vi_set1(0);
-  const vf front =
-      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], l, &wf);
-  const vf back =
-      fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], l + 4, &wb);
-  const vm later = mx_replaces(back, front);
-  store_lanes(io->y + o, yclamp(g, vf_select(later, front, back)), cnt);
-  if (track)
-    store_index(io->indices, g->index_type, o, vi_select(later, wf, wb), cnt);
 }
 
 SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
                                int track) {
-  const size_t hw = g->h * g->w;
+  const size_t band =
+      p3_band_rows(g, p3_out_bytes(g, track || method == P2_GATHER));
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const sp_plane px = sp_plane_of(g, n, c, g->d * g->h, g->w);
       const sp_plane py = sp_plane_of(g, n, c, g->od * g->oh, g->ow);
-      for (size_t od = 0; od < g->od; od++) {
-        for (size_t oy = 0; oy < g->oh; oy++) {
-          const float *r0 = io->x + px.base + (2 * od * g->h + 2 * oy) * g->w;
-          const size_t orow = py.base + (od * g->oh + oy) * g->ow;
-          FOR_EACH_ROW_BLOCK(g->ow, {
-            fwd2x2x2_nchw_block(g, io, method, track, r0 + 2 * ox, hw,
-                                orow + ox, od, oy, ox, cnt);
-          });
+      for (size_t od = 0; od < g->od; od++)
+        for (size_t oy = 0; oy < g->oh; oy += band) {
+          const size_t oy1 = g->oh - oy < band ? g->oh : oy + band;
+          if (g->beyond_l2) {
+            fwd2x2x2_nchw_rows(g, io, method, track, P3_FRONT, &px, &py, od, oy,
+                               oy1);
+            fwd2x2x2_nchw_rows(g, io, method, track, P3_BACK, &px, &py, od, oy,
+                               oy1);
+          } else {
+            fwd2x2x2_nchw_rows(g, io, method, track, P3_BOTH, &px, &py, od, oy,
+                               oy1);
+          }
         }
-      }
     }
   }
 }
@@ -675,24 +752,60 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
 /* Backward 2x2x2/s2 (BWD_MAX, BWD_MAX_IDX, BWD_UNPOOL): as in 2D, windows
  * do not overlap, so each covered dx element gets one store: the share
  * where its window's winner is, +0.0f elsewhere; elements no window covers
- * (an odd last slice, row or column) get +0.0f. */
+ * (an odd last slice, row or column) get +0.0f. Beyond L2 a band of output
+ * rows goes in two passes as in forward, P3_FRONT storing the front slice's
+ * dx rows, P3_BACK the back slice's: one store stream at a time. BWD_MAX
+ * finds the winners in P3_FRONT and keeps their tap numbers in `taps` (the
+ * band's, row by row) for P3_BACK. */
+#define P3_TAPS 4096 /* bytes of tap numbers: a band's outputs at most */
+
+/* A band row's entries in that scratch: whole vectors are stored there, and
+ * one row's must not run into the next's (P3_BACK reads, then rewrites). */
+static inline size_t p3_scratch_row(const sp_geom *g) {
+  return g->ow < SP_VL ? SP_VL : g->ow;
+}
+
 SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
-                                const float *r0, float *d0, size_t hw, size_t o,
-                                size_t od, size_t oy, size_t ox, size_t cnt) {
+                                int half, const float *r0, float *d0, size_t hw,
+                                size_t o, size_t od, size_t oy, size_t ox,
+                                size_t cnt, uint8_t *taps, float *fronts) {
   vm m[8];
+  /* dx rows written: the front slice's (0, 1), the back's (2, 3) */
+  int r0_ = half == P3_BACK ? 2 : 0, r1_ = half == P3_FRONT ? 2 : 4;
   if (mode == BWD_MAX) {
-    /* The winner as in forward: front tree, back tree, back against front. */
-    vf a[8];
-    const float *p = r0 + 2 * ox;
-    load_pairs(p, cnt, &a[0], &a[1]);
-    load_pairs(p + g->w, cnt, &a[2], &a[3]);
-    load_pairs(p + hw, cnt, &a[4], &a[5]);
-    load_pairs(p + hw + g->w, cnt, &a[6], &a[7]);
-    vi tf, tb;
-    const vf front = max2x2(a[0], a[1], a[2], a[3], &tf);
-    const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
-    const vi tap =
-        vi_select(mx_replaces(back, front), tf, vi_add(tb, vi_set1(4)));
+    /* The winner as in forward: front tree, back tree, back against
+     * front. Split (P3_FRONT, P3_BACK, P3_DX_FRONT): the front's tree and
+     * tap kept in fronts and taps, the back's set against them, dx's back
+     * rows stored with the winner's tap kept, then dx's front rows. */
+    vi tap;
+    if (half == P3_DX_FRONT) {
+      tap = vi_load_u8(taps + ox);
+      r1_ = 2;
+    } else {
+      vf a[8];
+      const float *p = r0 + 2 * ox;
+      vi tf = vi_set1(0), tb;
+      vf front;
+      if (half != P3_BACK) {
+        load_pairs(p, cnt, &a[0], &a[1]);
+        load_pairs(p + g->w, cnt, &a[2], &a[3]);
+        front = max2x2(a[0], a[1], a[2], a[3], &tf);
+        if (half == P3_FRONT) { /* whole vectors: the scratch has room */
+          vf_store(fronts + ox, front);
+          vi_store_u8(taps + ox, tf);
+          return;
+        }
+      } else {
+        front = vf_load(fronts + ox);
+        tf = vi_load_u8(taps + ox);
+      }
+      load_pairs(p + hw, cnt, &a[4], &a[5]);
+      load_pairs(p + hw + g->w, cnt, &a[6], &a[7]);
+      const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
+      tap = vi_select(mx_replaces(back, front), tf, vi_add(tb, vi_set1(4)));
+      if (half == P3_BACK)
+        vi_store_u8(taps + ox, tap);
+    }
     for (int t = 0; t < 8; t++)
       m[t] = vm_eq_i(tap, vi_set1(t));
   } else {
@@ -713,13 +826,52 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
   const vf share = bwd2x2_share(mode, load_lanes(io->dy + o, cnt));
   const vf z = vf_zero();
   float *rows[4] = {d0, d0 + g->w, d0 + hw, d0 + hw + g->w};
-  for (int r = 0; r < 4; r++)
+  for (int r = r0_; r < r1_; r++)
     store_pairs(rows[r] + 2 * ox, cnt, vf_select(m[2 * r], z, share),
                 vf_select(m[2 * r + 1], z, share));
 }
 
+/* Output rows [oy0, oy1) of slice pair od of the plane at px (x, dx) and
+ * py (dy, indices): the stage `half` of each block, dx's uncovered columns
+ * included with the rows it writes. taps, fronts: the band's scratch. */
+SP_HOT void bwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int mode,
+                               int half, const sp_plane *px, const sp_plane *py,
+                               size_t od, size_t oy0, size_t oy1, uint8_t *taps,
+                               float *fronts) {
+  const size_t hw = g->h * g->w, cov_w = 2 * g->ow;
+  float *s0 = io->dx + px->base + 2 * od * hw; /* the front slice */
+  const size_t r0_ = half == P3_BACK ? 2 : 0;
+  const size_t r1_ = half == P3_BOTH                       ? 4
+                     : half == P3_FRONT && mode == BWD_MAX ? 0
+                     : half == P3_BACK                     ? 4
+                                                           : 2;
+  for (size_t oy = oy0; oy < oy1; oy++) {
+    const size_t at = 2 * oy * g->w;
+    const float *r0 =
+        mode == BWD_MAX ? io->x + px->base + 2 * od * hw + at : NULL;
+    const size_t orow = py->base + (od * g->oh + oy) * g->ow;
+    const size_t ro = half == P3_BOTH ? 0 : (oy - oy0) * p3_scratch_row(g);
+    FOR_EACH_ROW_BLOCK(g->ow, {
+      bwd2x2x2_nchw_block(g, io, mode, half, r0, s0 + at, hw, orow + ox, od, oy,
+                          ox, cnt, taps + ro, fronts + ro);
+    });
+    if (cov_w < g->w)
+      for (size_t r = r0_; r < r1_; r++)
+        zero_tensor(s0 + at + (r & 1) * g->w + (r >> 1) * hw + cov_w,
+                    g->w - cov_w);
+  }
+}
+
 SP_HOT void bwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
-  const size_t hw = g->h * g->w, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
+  const size_t hw = g->h * g->w, cov_h = 2 * g->oh;
+  /* Two passes (BWD_MAX: three) where a band's scratch holds a row. */
+  const size_t rs = p3_scratch_row(g);
+  const int split = g->beyond_l2 && (mode != BWD_MAX || rs <= P3_TAPS);
+  size_t band = p3_band_rows(g, p3_out_bytes(g, mode != BWD_MAX));
+  if (mode == BWD_MAX && split && band * rs > P3_TAPS)
+    band = P3_TAPS / rs;
+  uint8_t taps[P3_TAPS + SP_VL];
+  float fronts[mode == BWD_MAX ? P3_TAPS + SP_VL : 1];
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       const sp_plane px = sp_plane_of(g, n, c, g->d * g->h, g->w);
@@ -727,19 +879,20 @@ SP_HOT void bwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
       float *dxp = io->dx + px.base;
       for (size_t od = 0; od < g->od; od++) {
         float *s0 = dxp + 2 * od * hw; /* the front slice of the pair */
-        for (size_t oy = 0; oy < g->oh; oy++) {
-          const size_t at = 2 * oy * g->w;
-          const float *r0 =
-              mode == BWD_MAX ? io->x + px.base + 2 * od * hw + at : NULL;
-          const size_t orow = py.base + (od * g->oh + oy) * g->ow;
-          FOR_EACH_ROW_BLOCK(g->ow, {
-            bwd2x2x2_nchw_block(g, io, mode, r0, s0 + at, hw, orow + ox, od, oy,
-                                ox, cnt);
-          });
-          if (cov_w < g->w)
-            for (size_t r = 0; r < 4; r++)
-              zero_tensor(s0 + at + (r & 1) * g->w + (r >> 1) * hw + cov_w,
-                          g->w - cov_w);
+        for (size_t oy = 0; oy < g->oh; oy += band) {
+          const size_t oy1 = g->oh - oy < band ? g->oh : oy + band;
+          if (split) {
+            bwd2x2x2_nchw_rows(g, io, mode, P3_FRONT, &px, &py, od, oy, oy1,
+                               taps, fronts);
+            bwd2x2x2_nchw_rows(g, io, mode, P3_BACK, &px, &py, od, oy, oy1,
+                               taps, fronts);
+            if (mode == BWD_MAX)
+              bwd2x2x2_nchw_rows(g, io, mode, P3_DX_FRONT, &px, &py, od, oy,
+                                 oy1, taps, fronts);
+          } else {
+            bwd2x2x2_nchw_rows(g, io, mode, P3_BOTH, &px, &py, od, oy, oy1,
+                               taps, fronts);
+          }
         }
         zero_tensor(s0 + cov_h * g->w, (g->h - cov_h) * g->w);
         zero_tensor(s0 + hw + cov_h * g->w, (g->h - cov_h) * g->w);
