@@ -224,6 +224,13 @@ std::vector<Case> build_suite() {
       avg_train);
   add(adaptive2d("alex_adapt6_max", "adaptive max 13 -> 6", MAX, 1, 256, 13, 6),
       max_train);
+  // PSPNet's pyramid pooling, bin 6, on the 64x64 features of a 512x512 crop
+  // (output stride 8): windows of 11 or 12 rows and columns, not fixed ones;
+  // large enough that two threads split it (forward: output row blocks of
+  // one channels-last image).
+  add(adaptive2d("psp_adapt6", "PSPNet pyramid bin 6, adaptive avg 64 -> 6",
+                 AVG, 1, 2048, 64, 6),
+      avg_train);
   add(adaptive2d("res_adapt1", "ResNet head, adaptive avg 7x7 -> 1", AVG, 1,
                  2048, 7, 1),
       avg_train);

@@ -79,6 +79,24 @@ static size_t cut_axis(size_t *in, size_t *out, size_t *lead, size_t *trail,
   return first;
 }
 
+/* cut_axis for an axis of adaptive windows (*in inputs, *out outputs):
+ * the block's windows stay the whole axis's (sp_acut). Backward blocks
+ * own the inputs up to the next block's first window (the caller checked
+ * that windows do not overlap on the axis). */
+static size_t cut_adaptive(size_t *in, size_t *out, sp_acut *cut, size_t o0,
+                           size_t o1, int to_end) {
+  const size_t first = sp_adaptive_start(o0, *in, *out);
+  const size_t end =
+      to_end || o1 == *out ? *in : sp_adaptive_start(o1, *in, *out);
+  cut->o0 = o0;
+  cut->o1 = *out - o1;
+  cut->i0 = first;
+  cut->i1 = *in - end;
+  *out = o1 - o0;
+  *in = end - first;
+  return first;
+}
+
 /* Chunk i is a plane group [p0, p1) (the same geometry on fewer planes), a
  * block of one plane's outputs along one axis (output slices, rows, or the
  * columns of a 1D plan: cut_axis), or a band of dx rows. */
@@ -106,8 +124,11 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     c->g.n = 1;
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
-    const size_t first = cut_axis(in[ax], out[ax], lead[ax], trail[ax],
-                                  stride[ax], o0, o1, j->op == SP_OP_FWD);
+    const size_t first = g->adaptive
+                             ? cut_adaptive(in[ax], out[ax], &c->g.acut[ax], o0,
+                                            o1, j->op == SP_OP_FWD)
+                             : cut_axis(in[ax], out[ax], lead[ax], trail[ax],
+                                        stride[ax], o0, o1, j->op == SP_OP_FWD);
     in_off = p * j->in_plane + first * in_step[ax];
     out_off = p * j->out_plane + o0 * out_step[ax];
     c->bias = first * flat_step[ax];
@@ -251,26 +272,31 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
    * (check) are planes. Otherwise backward kernels that write any band of
    * dx rows by themselves (SP_K_ROWS) take bands of the whole plane's dx
    * rows (with a depth axis, the same rows of every slice). */
-  const size_t eh = g->dh * (g->kh - 1) + 1;
+  const size_t eh = g->dh * (g->kh - 1) + 1, ew = g->dw * (g->kw - 1) + 1;
+  const size_t ed = g->dd * (g->kd - 1) + 1;
+  /* Each output block owns its inputs along an axis: fixed windows no
+   * wider than the stride, or adaptive windows where out divides in (then
+   * window o is [o*in/out, (o+1)*in/out)). */
+  const int own_d = g->adaptive ? g->d % g->od == 0 : ed <= g->sd;
+  const int own_h = g->adaptive ? g->h % g->oh == 0 : eh <= g->sh;
+  const int own_w = g->adaptive ? g->w % g->ow == 0 : ew <= g->sw;
   const int unpool = op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD;
   const int flat_idx =
       (op == SP_OP_BWD_IDX || unpool) && g->index_type != SIMDPOOL_INDEX_U8;
-  const sp_kernel_entry *k = op == SP_OP_FWD || check || general ||
-                                     (!flat_idx && !unpool && eh <= g->sh)
-                                 ? NULL
-                                 : sp_pick_kernel(plan->isa, g, op);
+  const sp_kernel_entry *k =
+      op == SP_OP_FWD || check || general || (!flat_idx && !unpool && own_h)
+          ? NULL
+          : sp_pick_kernel(plan->isa, g, op);
   const int fbase_ok = k && (k->flags & SP_K_FBASE);
   /* Blocks of outputs along an axis whose windows do not overlap. */
   const int blocks_ok = op == SP_OP_FWD || (!flat_idx && !unpool) || fbase_ok;
-  const int sub_rows = blocks_ok && (op == SP_OP_FWD || eh <= g->sh);
+  const int sub_rows = blocks_ok && (op == SP_OP_FWD || own_h);
   j->bands =
       !sub_rows && k && (k->flags & SP_K_ROWS) && sp_bwd_rows_ok(g) && g->h > 1;
-  /* 3D plans with fixed windows split into blocks of output slices by the
-   * rules of row blocks on the depth axis; adaptive plans split planes
-   * only. */
-  const size_t ed = g->dd * (g->kd - 1) + 1;
-  if (j->planes < chunks && g->od > 1 && !g->adaptive && blocks_ok &&
-      (op == SP_OP_FWD || ed <= g->sd)) {
+  /* 3D plans split into blocks of output slices by the rules of row blocks
+   * on the depth axis. */
+  if (j->planes < chunks && g->od > 1 && blocks_ok &&
+      (op == SP_OP_FWD || own_d)) {
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     j->slices = 1;
     j->row_blocks = blocks < g->od ? blocks : g->od;
@@ -279,9 +305,8 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   /* 1D plans (one input and one output row: a flat index is the column)
    * with too few planes (channels-last, one image): blocks of output
    * columns by the rules of row blocks on the width axis. */
-  const size_t ew = g->dw * (g->kw - 1) + 1;
-  if (j->planes < chunks && g->h == 1 && g->oh == 1 && g->ow > 1 &&
-      sp_geom_2d(g) && blocks_ok && (op == SP_OP_FWD || ew <= g->sw)) {
+  if (j->planes < chunks && g->d == 1 && g->od == 1 && g->h == 1 &&
+      g->oh == 1 && g->ow > 1 && blocks_ok && (op == SP_OP_FWD || own_w)) {
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     j->bands = 0;
     j->cols = 1;
@@ -306,7 +331,7 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
     return j->planes * blocks;
   }
   if (j->planes >= chunks || !(sub_rows || j->bands) ||
-      (g->oh == 1 && !j->bands) || (!sp_geom_2d(g) && !j->bands)) {
+      (g->oh == 1 && !j->bands) || ((g->d > 1 || g->od > 1) && !j->bands)) {
     j->bands = 0;
     j->per_chunk = (j->planes + chunks - 1) / chunks;
     j->row_blocks = 1;

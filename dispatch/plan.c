@@ -768,13 +768,14 @@ static int axis_2s2(size_t k, size_t s, size_t dil, size_t pad, size_t in,
 
 /* One window per plane, and that window is the whole plane on every axis:
  * fixed windows of each axis' full extent, undilated and unpadded, or
- * adaptive windows with every output size 1 (their windows are [0, in)).
+ * adaptive windows with every output size 1 (their windows are [0, in)),
+ * unless the parallel split cut the geometry out of a larger output.
  * Any rank: a plane of d*h*w elements, scanned in row-major order. */
 static int geom_global(const sp_geom *g) {
   if (g->od != 1 || g->oh != 1 || g->ow != 1)
     return 0;
-  if (g->adaptive)
-    return 1;
+  if (g->adaptive) /* and not a block of a larger axis (sp_geom.acut) */
+    return !memcmp(g->acut, (const sp_acut[3]){{0}}, sizeof g->acut);
   return g->kd == g->d && g->kh == g->h && g->kw == g->w && g->dd == 1 &&
          g->dh == 1 && g->dw == 1 && g->pf == 0 && g->pk == 0 && g->pt == 0 &&
          g->pl == 0 && g->pb == 0 && g->pr == 0;

@@ -429,10 +429,10 @@ SIMDPOOL_API simdpool_status simdpool_forward_parallel(
 
 /* simdpool_backward() spread like simdpool_forward_parallel(), bit-identical
  * to it. Where windows of neighbouring output rows (3D: slices) share input
- * rows (slices) (kernel extent > stride), or MAX reads I32/I64 indices, or
- * the windows are adaptive, the tasks split only the planes (n*c in NCHW, n
- * in NHWC), except 2D NHWC MAX with undilated windows, which splits into
- * bands of dx rows. Statuses as
+ * rows (slices) (kernel extent > stride; adaptive windows: the output size
+ * does not divide the input size), or MAX reads I32/I64 indices, the tasks
+ * split only the planes (n*c in NCHW, n in NHWC), except 2D NHWC MAX with
+ * undilated windows, which splits into bands of dx rows. Statuses as
  * simdpool_backward(). Indices are validated first, chunk by chunk through
  * parallel_for(pool, ...), before any task computes: the first bad index is
  * reported as simdpool_backward() reports it and dx is not written. The

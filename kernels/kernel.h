@@ -9,6 +9,11 @@
 
 #include "simdpool.h"
 
+/* One axis of a block of an adaptive plan (sp_geom.acut). */
+typedef struct sp_acut {
+  size_t o0, o1, i0, i1;
+} sp_acut;
+
 /* Everything a kernel needs, resolved and validated once at plan creation.
  * Kernels may rely on: every size >= 1; oh, ow >= 1; every window holds at
  * least one input element; every byte count fits in ptrdiff_t; pads < extent.
@@ -33,6 +38,13 @@ typedef struct sp_geom {
    * pools [floor(o*in/out), ceil((o+1)*in/out)) (sp_window_of); kernel,
    * stride and dilation are then 1 and every pad 0. */
   int adaptive;
+  /* A block of an adaptive plan's outputs (the parallel split): per axis
+   * (0 depth, 1 rows, 2 columns), how many outputs of the whole axis come
+   * before this geometry's first (o0) and after its last (o1), and how many
+   * inputs before its first (i0) and after its last (i1). Its windows are
+   * the whole axis's, positioned from its own first input. All 0 unless
+   * cut (sp_axis_win). */
+  sp_acut acut[3];
   int count_include_pad; /* AVG */
   float p;               /* LP */
   /* Backward kernels whose registry entry has row_range: write only dx rows

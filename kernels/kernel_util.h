@@ -162,13 +162,19 @@ typedef struct sp_win {
   size_t k, dil;
 } sp_win;
 
+/* Adaptive: the window of output o of an axis of `in` inputs and `out`
+ * outputs, or of a block of the whole axis that `cut` describes (its
+ * output o is output cut->o0 + o of the whole axis, and its positions
+ * count from input cut->i0). */
 static inline sp_win sp_axis_win(int adaptive, size_t o, size_t in, size_t out,
-                                 size_t k, size_t s, size_t pad, size_t dil) {
+                                 size_t k, size_t s, size_t pad, size_t dil,
+                                 const sp_acut *cut) {
   sp_win r;
   if (adaptive) {
-    const size_t a = sp_adaptive_start(o, in, out);
-    r.start = (ptrdiff_t)a;
-    r.k = sp_adaptive_end(o, in, out) - a;
+    const size_t IN = cut->i0 + in + cut->i1, OUT = cut->o0 + out + cut->o1;
+    const size_t a = sp_adaptive_start(cut->o0 + o, IN, OUT);
+    r.start = (ptrdiff_t)(a - cut->i0);
+    r.k = sp_adaptive_end(cut->o0 + o, IN, OUT) - a;
     r.dil = 1;
   } else {
     r.start = (ptrdiff_t)(o * s) - (ptrdiff_t)pad;
@@ -180,15 +186,18 @@ static inline sp_win sp_axis_win(int adaptive, size_t o, size_t in, size_t out,
 
 /* The window of output od (depth), oy (row) or ox (column). */
 static inline sp_win sp_win_d(const sp_geom *g, size_t od) {
-  return sp_axis_win(g->adaptive, od, g->d, g->od, g->kd, g->sd, g->pf, g->dd);
+  return sp_axis_win(g->adaptive, od, g->d, g->od, g->kd, g->sd, g->pf, g->dd,
+                     &g->acut[0]);
 }
 
 static inline sp_win sp_win_h(const sp_geom *g, size_t oy) {
-  return sp_axis_win(g->adaptive, oy, g->h, g->oh, g->kh, g->sh, g->pt, g->dh);
+  return sp_axis_win(g->adaptive, oy, g->h, g->oh, g->kh, g->sh, g->pt, g->dh,
+                     &g->acut[1]);
 }
 
 static inline sp_win sp_win_w(const sp_geom *g, size_t ox) {
-  return sp_axis_win(g->adaptive, ox, g->w, g->ow, g->kw, g->sw, g->pl, g->dw);
+  return sp_axis_win(g->adaptive, ox, g->w, g->ow, g->kw, g->sw, g->pl, g->dw,
+                     &g->acut[2]);
 }
 
 /* Position of tap i of a window axis. */

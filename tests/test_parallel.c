@@ -362,7 +362,7 @@ START_TEST(test_bit_identical) {
 END_TEST
 
 /* 3D plans of one image, so that the chunks are blocks of output slices
- * (fixed windows) or planes (adaptive windows): the random depth-axis
+ * (adaptive windows too; test_adaptive_bit_identical): the random depth-axis
  * descriptors of the kernel suites (test_random.h), ND and 2x2x2/s2, every
  * index type. _i: method * 2 + layout. */
 START_TEST(test_3d_bit_identical) {
@@ -403,7 +403,7 @@ START_TEST(test_3d_bit_identical) {
       simdpool_plan *plan = NULL;
       if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
         continue;
-      split += plan->geom.od > 1 && !plan->geom.adaptive;
+      split += plan->geom.od > 1;
       check_config(plan, &d, rs, nr);
       simdpool_plan_destroy(plan);
       ran++;
@@ -416,6 +416,56 @@ START_TEST(test_3d_bit_identical) {
          : m == SIMDPOOL_AVG ? "avg"
                              : "lp",
          l == SIMDPOOL_NCHW ? "nchw" : "nhwc", ran, split, nr);
+  pools_down();
+}
+END_TEST
+
+/* Adaptive plans of one image, 1D, 2D and 3D, both layouts: forward cut
+ * into blocks of output slices, rows or columns whatever the windows;
+ * backward where out divides in on the cut axis (drawn half the time),
+ * else by planes. Each block keeps the whole axis's windows
+ * (sp_geom.acut). _i: method (MAX, AVG) * 2 + layout. */
+START_TEST(test_adaptive_bit_identical) {
+  const simdpool_method m = _i / 2 ? SIMDPOOL_AVG : SIMDPOOL_MAX;
+  const simdpool_layout l = (simdpool_layout)(_i % 2);
+  rng_state = seed + (uint64_t)_i * 7919;
+  pools_up();
+  runner rs[4 * N_POOLS + 3];
+  const size_t nr = make_runners(rs);
+  size_t ran = 0, dividing = 0;
+  for (size_t a = 0; a < sizeof all_isas / sizeof all_isas[0]; a++) {
+    if (!simdpool_isa_supported(all_isas[a]))
+      continue;
+    for (size_t k = 0; k < scaled(24); k++) {
+      const int rank = 1 + (int)(k % 3);
+      /* An output size, and an input its multiple or not. */
+      size_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+      for (int ax = 3 - rank; ax < 3; ax++) {
+        out[ax] = rnd_range(1, 7);
+        in[ax] = rnd() % 2 ? out[ax] * rnd_range(1, 4) : rnd_range(1, 30);
+      }
+      const simdpool_index_type it =
+          m == SIMDPOOL_MAX ? (simdpool_index_type)(k / 3 % 3)
+                            : SIMDPOOL_INDEX_NONE; /* NONE, I32, I64 */
+      simdpool_desc d;
+      simdpool_desc_init_adaptive(&d, m, l, 1, rnd_range(1, 20), in[0], in[1],
+                                  in[2], out[0], out[1], out[2]);
+      d.index_type = it;
+      d.isa = all_isas[a];
+      simdpool_plan *plan = NULL;
+      if (simdpool_plan_create(&d, &plan) != SIMDPOOL_OK)
+        ck_abort_msg("adaptive plan: %s", simdpool_last_error());
+      dividing += plan->geom.adaptive && in[0] % out[0] == 0 &&
+                  in[1] % out[1] == 0 && in[2] % out[2] == 0;
+      check_config(plan, &d, rs, nr);
+      simdpool_plan_destroy(plan);
+      ran++;
+    }
+  }
+  printf("  parallel adaptive %s %s: %zu configurations (%zu still adaptive "
+         "with out dividing in) x %zu runners, bit-identical\n",
+         m == SIMDPOOL_MAX ? "max" : "avg",
+         l == SIMDPOOL_NCHW ? "nchw" : "nhwc", ran, dividing, nr);
   pools_down();
 }
 END_TEST
@@ -887,6 +937,7 @@ int main(void) {
   tcase_add_test(tc, test_big_shapes);
   tcase_add_test(tc, test_1d_shapes);
   tcase_add_loop_test(tc, test_3d_bit_identical, 0, 6);
+  tcase_add_loop_test(tc, test_adaptive_bit_identical, 0, 4);
   suite_add_tcase(su, tc);
   TCase *pool = tcase_create("threadpool");
   tcase_set_timeout(pool, 120);
