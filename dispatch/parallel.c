@@ -55,51 +55,9 @@ static size_t block_start(const par_job *j, size_t rows, size_t b) {
   return b * q + (b < r ? b : r);
 }
 
-/* One axis of a block of outputs [o0, o1) (of *out on that axis, stride s,
- * leading and trailing pads *lead and *trail, *in input positions): the
- * block's geometry starts at input position first = o0*s - lead when that
- * is >= 0 (then it has no leading padding), else keeps the rest of the
- * leading padding, so every window sees exactly the taps, padding and
- * divisor it has in the whole plane. Forward (to_end) reads to the end of
- * the input; backward owns the input positions up to the next block's
- * first, which no other block's windows reach (checked by the caller).
- * Rewrites the four fields; returns first. */
-static size_t cut_axis(size_t *in, size_t *out, size_t *lead, size_t *trail,
-                       size_t s, size_t o0, size_t o1, int to_end) {
-  const size_t start = o0 * s; /* first window position, plus lead */
-  const size_t first = start >= *lead ? start - *lead : 0;
-  size_t end = *in; /* input positions [first, end) */
-  if (!to_end && o1 < *out) {
-    end = o1 * s - *lead;
-    *trail = 0;
-  }
-  *lead = start >= *lead ? 0 : *lead - start;
-  *out = o1 - o0;
-  *in = end - first;
-  return first;
-}
-
-/* cut_axis for an axis of adaptive windows (*in inputs, *out outputs):
- * the block's windows stay the whole axis's (sp_acut). Backward blocks
- * own the inputs up to the next block's first window (the caller checked
- * that windows do not overlap on the axis). */
-static size_t cut_adaptive(size_t *in, size_t *out, sp_acut *cut, size_t o0,
-                           size_t o1, int to_end) {
-  const size_t first = sp_adaptive_start(o0, *in, *out);
-  const size_t end =
-      to_end || o1 == *out ? *in : sp_adaptive_start(o1, *in, *out);
-  cut->o0 = o0;
-  cut->o1 = *out - o1;
-  cut->i0 = first;
-  cut->i1 = *in - end;
-  *out = o1 - o0;
-  *in = end - first;
-  return first;
-}
-
 /* Chunk i is a plane group [p0, p1) (the same geometry on fewer planes), a
  * block of one plane's outputs along one axis (output slices, rows, or the
- * columns of a 1D plan: cut_axis), or a band of dx rows. */
+ * columns of a 1D plan: sp_cut_axis), or a band of dx rows. */
 static void chunk_of(const par_job *j, size_t i, chunk *c) {
   const sp_geom *g = &j->plan->geom;
   c->g = *g;
@@ -124,11 +82,11 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     c->g.n = 1;
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
-    const size_t first = g->adaptive
-                             ? cut_adaptive(in[ax], out[ax], &c->g.acut[ax], o0,
-                                            o1, j->op == SP_OP_FWD)
-                             : cut_axis(in[ax], out[ax], lead[ax], trail[ax],
-                                        stride[ax], o0, o1, j->op == SP_OP_FWD);
+    /* Every window keeps its taps, padding and divisor (sp_cut_axis). */
+    const size_t first =
+        sp_cut_axis(g->adaptive, in[ax], out[ax], lead[ax], trail[ax],
+                    stride[ax], 0, &c->g.acut[ax], o0, o1,
+                    j->op == SP_OP_FWD ? SP_CUT_TO_END : SP_CUT_OWN);
     in_off = p * j->in_plane + first * in_step[ax];
     out_off = p * j->out_plane + o0 * out_step[ax];
     c->bias = first * flat_step[ax];

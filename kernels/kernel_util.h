@@ -200,6 +200,54 @@ static inline sp_win sp_win_w(const sp_geom *g, size_t ox) {
                      &g->acut[2]);
 }
 
+/* One axis of a geometry cut to its block of outputs [o0, o1): *in inputs,
+ * *out outputs, *lead and *trail pads, stride s and extent e (fixed
+ * windows), or adaptive windows (*cut, which composes with an earlier cut).
+ * Every window of the block keeps its taps, padding and divisor: the block
+ * starts at input `first` (returned), the first window's first input or 0,
+ * and keeps the rest of the leading padding; its inputs end
+ *   SP_CUT_TO_END  at the axis's end (forward blocks of the parallel split),
+ *   SP_CUT_OWN     at the next block's first window (backward blocks, whose
+ *                  windows must not overlap: the caller checks),
+ *   SP_CUT_SPAN    at the block's last window's end (scratch tiles).
+ * Rewrites the fields. */
+enum { SP_CUT_TO_END, SP_CUT_OWN, SP_CUT_SPAN };
+static inline size_t sp_cut_axis(int adaptive, size_t *in, size_t *out,
+                                 size_t *lead, size_t *trail, size_t s,
+                                 size_t e, sp_acut *cut, size_t o0, size_t o1,
+                                 int mode) {
+  size_t first, end = *in;
+  if (adaptive) {
+    const sp_win a = sp_axis_win(1, o0, *in, *out, 1, 1, 0, 1, cut);
+    first = (size_t)a.start;
+    if (mode == SP_CUT_OWN && o1 < *out)
+      end = (size_t)sp_axis_win(1, o1, *in, *out, 1, 1, 0, 1, cut).start;
+    if (mode == SP_CUT_SPAN) {
+      const sp_win b = sp_axis_win(1, o1 - 1, *in, *out, 1, 1, 0, 1, cut);
+      end = (size_t)b.start + b.k;
+    }
+    cut->o0 += o0;
+    cut->o1 += *out - o1;
+    cut->i0 += first;
+    cut->i1 += *in - end;
+  } else {
+    const size_t start = o0 * s; /* first window position, plus lead */
+    first = start >= *lead ? start - *lead : 0;
+    if (mode == SP_CUT_OWN && o1 < *out) {
+      end = o1 * s - *lead;
+      *trail = 0;
+    }
+    if (mode == SP_CUT_SPAN && (o1 - 1) * s + e - *lead < end) {
+      end = (o1 - 1) * s + e - *lead; /* > first: every window has a tap */
+      *trail = 0;
+    }
+    *lead = start >= *lead ? 0 : *lead - start;
+  }
+  *out = o1 - o0;
+  *in = end - first;
+  return first;
+}
+
 /* Position of tap i of a window axis. */
 static inline ptrdiff_t sp_win_at(sp_win a, size_t i) {
   return a.start + (ptrdiff_t)(i * a.dil);

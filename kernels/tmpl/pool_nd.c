@@ -502,6 +502,128 @@ SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
     canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
 }
 
+/* Channels-first forward on planes too large for nd_run_lop's groups
+ * (PSPNet's 64x64 planes, 3D volumes): tiles of outputs, each with the
+ * box of inputs its windows span, through the same scratch. A tile's
+ * geometry is cut from the plane's on every axis (sp_cut_axis: each window
+ * keeps its taps, padding and divisor), so each lane computes what the
+ * whole plane's walk would; its flat indices count in the box and are
+ * mapped back to the plane's, and U8 tap numbers are the window's own. */
+
+/* At most how many inputs n consecutive outputs of an axis span: fixed
+ * windows (n - 1) * s + e, adaptive ones n * IN / OUT + 2 of the whole
+ * axis (each bound rounds by less than one), never more than the axis. */
+static inline size_t nd_span(int adaptive, size_t in, size_t out, size_t s,
+                             size_t e, const sp_acut *cut, size_t n) {
+  size_t r;
+  if (adaptive) {
+    const size_t IN = cut->i0 + in + cut->i1, OUT = cut->o0 + out + cut->o1;
+    r = (size_t)((sp_wide)n * IN / OUT) + 2;
+  } else {
+    r = (n - 1) * s + e;
+  }
+  return r < in ? r : in;
+}
+
+/* The group width for tiles of t[0] x t[1] x t[2] outputs (0: none fits). */
+static inline size_t nd_tile_width(const sp_geom *g, const size_t t[3],
+                                   int meth) {
+  sp_geom p = *g;
+  p.d = nd_span(g->adaptive, g->d, g->od, g->sd, g->dd * (g->kd - 1) + 1,
+                &g->acut[0], t[0]);
+  p.h = nd_span(g->adaptive, g->h, g->oh, g->sh, g->dh * (g->kh - 1) + 1,
+                &g->acut[1], t[1]);
+  p.w = nd_span(g->adaptive, g->w, g->ow, g->sw, g->dw * (g->kw - 1) + 1,
+                &g->acut[2], t[2]);
+  p.od = t[0];
+  p.oh = t[1];
+  p.ow = t[2];
+  return nd_lop_width(&p, meth, -1);
+}
+
+/* The tile: the whole output, halved on its outermost axis of more than
+ * one output until a group fits (rows stay whole longest: their inputs
+ * are contiguous). Returns the group width; 0 when not one output does. */
+static inline size_t nd_tile(const sp_geom *g, int meth, size_t t[3]) {
+  t[0] = g->od;
+  t[1] = g->oh;
+  t[2] = g->ow;
+  for (;;) {
+    const size_t gw = nd_tile_width(g, t, meth);
+    if (gw)
+      return gw;
+    const int ax = t[0] > 1 ? 0 : t[1] > 1 ? 1 : 2;
+    if (t[ax] == 1)
+      return 0;
+    t[ax] = (t[ax] + 1) / 2;
+  }
+}
+
+SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth,
+                         const size_t t[3], size_t gw) {
+  _Alignas(64) float scratch[LOP_ELEMS];
+  const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
+  const int idx = nd_lop_idx(g, meth, -1);
+  const simdpool_index_type it = g->index_type;
+  const size_t ed = g->dd * (g->kd - 1) + 1, eh = g->dh * (g->kh - 1) + 1,
+               ew = g->dw * (g->kw - 1) + 1;
+  for (size_t p0 = 0; p0 < planes; p0 += gw) {
+    const size_t np = planes - p0 < gw ? planes - p0 : gw;
+    for (size_t od0 = 0; od0 < g->od; od0 += t[0])
+      for (size_t oy0 = 0; oy0 < g->oh; oy0 += t[1])
+        for (size_t ox0 = 0; ox0 < g->ow; ox0 += t[2]) {
+          const size_t od1 = g->od - od0 < t[0] ? g->od : od0 + t[0];
+          const size_t oy1 = g->oh - oy0 < t[1] ? g->oh : oy0 + t[1];
+          const size_t ox1 = g->ow - ox0 < t[2] ? g->ow : ox0 + t[2];
+          sp_geom b = *g; /* the tile's geometry, then its box's origin */
+          const size_t f0 =
+              sp_cut_axis(g->adaptive, &b.d, &b.od, &b.pf, &b.pk, g->sd, ed,
+                          &b.acut[0], od0, od1, SP_CUT_SPAN);
+          const size_t f1 =
+              sp_cut_axis(g->adaptive, &b.h, &b.oh, &b.pt, &b.pb, g->sh, eh,
+                          &b.acut[1], oy0, oy1, SP_CUT_SPAN);
+          const size_t f2 =
+              sp_cut_axis(g->adaptive, &b.w, &b.ow, &b.pl, &b.pr, g->sw, ew,
+                          &b.acut[2], ox0, ox1, SP_CUT_SPAN);
+          float *const xs = scratch, *const ys = xs + sp_in_plane(&b) * gw;
+          void *const is = ys + sp_out_plane(&b) * gw;
+          for (size_t a = 0; a < b.d; a++)
+            for (size_t r = 0; r < b.h; r++)
+              lop_gather(xs + (a * b.h + r) * b.w * gw, gw,
+                         io->x + p0 * P + ((f0 + a) * g->h + f1 + r) * g->w +
+                             f2,
+                         P, b.w, np);
+          const sp_geom bs = lop_geom(&b, idx, gw);
+          const sp_io ios = {xs, ys, idx ? is : NULL, NULL, NULL};
+          nd_walk(&bs, &ios, 0, meth, -1);
+          for (size_t a = 0; a < b.od; a++)
+            for (size_t r = 0; r < b.oh; r++) {
+              const size_t row = (a * b.oh + r) * b.ow; /* in the tile */
+              const size_t at = ((od0 + a) * g->oh + oy0 + r) * g->ow + ox0;
+              lop_scatter(io->y + p0 * Q + at, ys + row * gw, gw, Q, b.ow, np);
+              if (!idx)
+                continue;
+              for (size_t l = 0; l < np; l++)
+                for (size_t x = 0; x < b.ow; x++) {
+                  const size_t k = (row + x) * gw + l,
+                               o = (p0 + l) * Q + at + x;
+                  if (it == SIMDPOOL_INDEX_U8) {
+                    ((uint8_t *)io->indices)[o] = ((const uint8_t *)is)[k];
+                    continue;
+                  }
+                  /* A flat position in the box, as one in the plane. */
+                  const size_t v = (size_t)((const int32_t *)is)[k];
+                  const size_t col = v % b.w, rr = v / b.w;
+                  const size_t f =
+                      ((rr / b.h + f0) * g->h + rr % b.h + f1) * g->w + col +
+                      f2;
+                  sp_store_index(io->indices, it, o, f, f);
+                }
+            }
+        }
+  }
+}
+
 /* The entry points: method and direction as constants. Channels-last runs
  * nd_walk; channels-first runs its groups of planes through the scratch on
  * the channels-last entry of the same op (walk_cl), where a group fits, and
@@ -512,8 +634,11 @@ SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
   }                                                                            \
   void SP_FN(sp_##op##_nd_nchw)(const sp_geom *g, const sp_io *io) {           \
     const size_t gw = nd_lop_width(g, SIMDPOOL_##meth, bwd);                   \
+    size_t t[3], tw;                                                           \
     if (gw)                                                                    \
       nd_run_lop(g, io, bwd, gw, SIMDPOOL_##meth);                             \
+    else if (bwd < 0 && (tw = nd_tile(g, SIMDPOOL_##meth, t)) != 0)            \
+      nd_run_tiles(g, io, SIMDPOOL_##meth, t, tw);                             \
     else                                                                       \
       nd_walk(g, io, 1, SIMDPOOL_##meth, bwd);                                 \
   }
