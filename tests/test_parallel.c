@@ -436,7 +436,7 @@ START_TEST(test_adaptive_bit_identical) {
   for (size_t a = 0; a < sizeof all_isas / sizeof all_isas[0]; a++) {
     if (!simdpool_isa_supported(all_isas[a]))
       continue;
-    for (size_t k = 0; k < scaled(24); k++) {
+    for (size_t k = 0; k < scaled(12); k++) {
       const int rank = 1 + (int)(k % 3);
       /* An output size, and an input its multiple or not. */
       size_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
