@@ -281,11 +281,7 @@ static inline size_t p3_band_rows(const sp_geom *g, size_t pixel_bytes) {
 
 /* The bytes of one output element and its index. */
 static inline size_t p3_out_bytes(const sp_geom *g, int with_index) {
-  static const size_t ib[] = {[SIMDPOOL_INDEX_NONE] = 0,
-                              [SIMDPOOL_INDEX_I32] = 4,
-                              [SIMDPOOL_INDEX_I64] = 8,
-                              [SIMDPOOL_INDEX_U8] = 1};
-  return sizeof(float) + (with_index ? ib[g->index_type] : 0);
+  return sizeof(float) + (with_index ? sp_index_size(g->index_type) : 0);
 }
 
 /* The eight taps of a window as lanes, the first `half` leaves out
@@ -765,13 +761,23 @@ static inline size_t p3_scratch_row(const sp_geom *g) {
   return g->ow < SP_VL ? SP_VL : g->ow;
 }
 
+/* The dx rows of a window that stage `half` writes, [*r0, *r1) of front
+ * rows 0, 1 and back rows 2, 3: BWD_MAX's P3_FRONT only finds winners, and
+ * its P3_DX_FRONT writes the front rows. */
+static inline void p3_dx_rows(int mode, int half, int *r0, int *r1) {
+  *r0 = half == P3_BACK ? 2 : 0;
+  *r1 = half == P3_BOTH || half == P3_BACK    ? 4
+        : half == P3_FRONT && mode == BWD_MAX ? 0
+                                              : 2;
+}
+
 SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
                                 int half, const float *r0, float *d0, size_t hw,
                                 size_t o, size_t od, size_t oy, size_t ox,
                                 size_t cnt, uint8_t *taps, float *fronts) {
   vm m[8];
-  /* dx rows written: the front slice's (0, 1), the back's (2, 3) */
-  int r0_ = half == P3_BACK ? 2 : 0, r1_ = half == P3_FRONT ? 2 : 4;
+  int r0_, r1_;
+  p3_dx_rows(mode, half, &r0_, &r1_);
   if (mode == BWD_MAX) {
     /* The winner as in forward: front tree, back tree, back against
      * front. Split (P3_FRONT, P3_BACK, P3_DX_FRONT): the front's tree and
@@ -780,7 +786,6 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     vi tap;
     if (half == P3_DX_FRONT) {
       tap = vi_load_u8(taps + ox);
-      r1_ = 2;
     } else {
       vf a[8];
       const float *p = r0 + 2 * ox;
@@ -803,6 +808,8 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
       load_pairs(p + hw + g->w, cnt, &a[6], &a[7]);
       const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
       tap = vi_select(mx_replaces(back, front), tf, vi_add(tb, vi_set1(4)));
+      /* An overlapping last block reads back this winner as its front's
+       * tap: where the back won it is tb + 4 either way, elsewhere tf. */
       if (half == P3_BACK)
         vi_store_u8(taps + ox, tap);
     }
@@ -840,11 +847,8 @@ SP_HOT void bwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int mode,
                                float *fronts) {
   const size_t hw = g->h * g->w, cov_w = 2 * g->ow;
   float *s0 = io->dx + px->base + 2 * od * hw; /* the front slice */
-  const size_t r0_ = half == P3_BACK ? 2 : 0;
-  const size_t r1_ = half == P3_BOTH                       ? 4
-                     : half == P3_FRONT && mode == BWD_MAX ? 0
-                     : half == P3_BACK                     ? 4
-                                                           : 2;
+  int r0_, r1_;
+  p3_dx_rows(mode, half, &r0_, &r1_);
   for (size_t oy = oy0; oy < oy1; oy++) {
     const size_t at = 2 * oy * g->w;
     const float *r0 =
@@ -856,8 +860,9 @@ SP_HOT void bwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int mode,
                           ox, cnt, taps + ro, fronts + ro);
     });
     if (cov_w < g->w)
-      for (size_t r = r0_; r < r1_; r++)
-        zero_tensor(s0 + at + (r & 1) * g->w + (r >> 1) * hw + cov_w,
+      for (int r = r0_; r < r1_; r++)
+        zero_tensor(s0 + at + (size_t)(r & 1) * g->w + (size_t)(r >> 1) * hw +
+                        cov_w,
                     g->w - cov_w);
   }
 }
