@@ -227,8 +227,8 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
     size_t ww = rnd_range(1, 9);
     /* NCHW, a tenth of the time: planes too large for the scratch groups
      * of whole planes (up to 2 x 32 x 64: on every ISA from about 2 x 20 x
-     * 64), which go through it in tiles of outputs (forward) or the strided
-     * walk. */
+     * 64), which go through it in tiles of outputs (forward; backward, tiles
+     * that own boxes of dx) or the strided walk. */
     if (e->layout == SIMDPOOL_NCHW && rnd() % 10 == 0) {
       dd = rnd_range(1, 2);
       hh = rnd_range(16, 32);

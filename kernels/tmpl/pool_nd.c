@@ -502,13 +502,18 @@ SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
     canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
 }
 
-/* Channels-first forward on planes too large for nd_run_lop's groups
+/* Channels-first plans on planes too large for nd_run_lop's groups
  * (PSPNet's 64x64 planes, 3D volumes): tiles of outputs, each with the
  * box of inputs its windows span, through the same scratch. A tile's
  * geometry is cut from the plane's on every axis (sp_cut_axis: each window
  * keeps its taps, padding and divisor), so each lane computes what the
- * whole plane's walk would; its flat indices count in the box and are
- * mapped back to the plane's, and U8 tap numbers are the window's own. */
+ * whole plane's walk would. Forward: its flat indices count in the box and
+ * are mapped back to the plane's, and U8 tap numbers are the window's own.
+ * Backward: the tiles own disjoint boxes of dx (on each axis, from the
+ * first window's start of their outputs to the next tile's), and each runs
+ * every output whose window reaches its box, in output order, so each dx
+ * element it owns gets the adds of the whole plane's walk in the same
+ * order; it writes only those (an owned element no window reaches is +0). */
 
 /* At most how many inputs n consecutive outputs of an axis span: fixed
  * windows (n - 1) * s + e, adaptive ones n * IN / OUT + 2 of the whole
@@ -525,31 +530,91 @@ static inline size_t nd_span(int adaptive, size_t in, size_t out, size_t s,
   return r < in ? r : in;
 }
 
-/* The group width for tiles of t[0] x t[1] x t[2] outputs (0: none fits). */
+/* At most how many outputs before a backward tile's first reach its box:
+ * fixed windows, those less than e / s positions back; adaptive ones, one
+ * when windows are at least one input apart (OUT <= IN), else fewer than
+ * OUT / IN + 1 (windows cover an input each). */
+static inline size_t nd_reach(int adaptive, size_t in, size_t out, size_t s,
+                              size_t e, const sp_acut *cut) {
+  if (!adaptive)
+    return (e - 1) / s;
+  const size_t IN = cut->i0 + in + cut->i1, OUT = cut->o0 + out + cut->o1;
+  return OUT <= IN ? 1 : OUT / IN + 2;
+}
+
+/* One axis of a plane's geometry, by number (0 depth, 1 rows, 2 columns). */
+typedef struct nd_ax {
+  size_t *in, *out, *lead, *trail, s, e, k, dil;
+  sp_acut *cut;
+} nd_ax;
+
+static inline nd_ax nd_ax_of(sp_geom *g, int ax) {
+  nd_ax a;
+  if (ax == 0) {
+    nd_ax r = {&g->d, &g->od, &g->pf, &g->pk,     g->sd,
+               0,     g->kd,  g->dd,  &g->acut[0]};
+    a = r;
+  } else if (ax == 1) {
+    nd_ax r = {&g->h, &g->oh, &g->pt, &g->pb,     g->sh,
+               0,     g->kh,  g->dh,  &g->acut[1]};
+    a = r;
+  } else {
+    nd_ax r = {&g->w, &g->ow, &g->pl, &g->pr,     g->sw,
+               0,     g->kw,  g->dw,  &g->acut[2]};
+    a = r;
+  }
+  a.e = a.dil * (a.k - 1) + 1;
+  return a;
+}
+
+/* The window of output o of axis a: its first input (clamped to 0) and the
+ * end of its extent. */
+static inline void nd_ax_win(int adaptive, const nd_ax *a, size_t o,
+                             size_t *first, size_t *end) {
+  const sp_win w = sp_axis_win(adaptive, o, *a->in, *a->out, a->k, a->s,
+                               *a->lead, a->dil, a->cut);
+  *first = w.start > 0 ? (size_t)w.start : 0;
+  const ptrdiff_t e = w.start + (ptrdiff_t)((w.k - 1) * w.dil) + 1;
+  *end = e > 0 ? (size_t)e : 0;
+}
+
+/* Whether a backward tile's box is the dx box it owns, its windows clipped
+ * to it: adaptive plans that do not read x (an adaptive divisor is its
+ * window's extent, whatever part of the window the box holds). Else the box
+ * spans every window of the tile whole. */
+static inline int nd_clip(const sp_geom *g, int meth, int bwd) {
+  return bwd >= 0 && g->adaptive && !nd_lop_need_x(meth, bwd);
+}
+
+/* The group width for tiles of t[0] x t[1] x t[2] outputs (0: none fits);
+ * backward, with the outputs before each tile that reach its box. */
 static inline size_t nd_tile_width(const sp_geom *g, const size_t t[3],
-                                   int meth) {
-  sp_geom p = *g;
-  p.d = nd_span(g->adaptive, g->d, g->od, g->sd, g->dd * (g->kd - 1) + 1,
-                &g->acut[0], t[0]);
-  p.h = nd_span(g->adaptive, g->h, g->oh, g->sh, g->dh * (g->kh - 1) + 1,
-                &g->acut[1], t[1]);
-  p.w = nd_span(g->adaptive, g->w, g->ow, g->sw, g->dw * (g->kw - 1) + 1,
-                &g->acut[2], t[2]);
-  p.od = t[0];
-  p.oh = t[1];
-  p.ow = t[2];
-  return nd_lop_width(&p, meth, -1);
+                                   int meth, int bwd) {
+  sp_geom p = *g, q = *g;
+  for (int ax = 0; ax < 3; ax++) {
+    const nd_ax a = nd_ax_of(&q, ax), b = nd_ax_of(&p, ax);
+    size_t n = t[ax]; /* outputs, then those that reach the box */
+    const size_t m = n < *a.out ? n : *a.out;
+    if (bwd >= 0)
+      n += nd_reach(g->adaptive, *a.in, *a.out, a.s, a.e, a.cut);
+    if (n > *a.out)
+      n = *a.out;
+    *b.in = nd_span(g->adaptive, *a.in, *a.out, a.s, a.e, a.cut,
+                    nd_clip(g, meth, bwd) ? m : n);
+    *b.out = n;
+  }
+  return nd_lop_width(&p, meth, bwd);
 }
 
 /* The tile: the whole output, halved on its outermost axis of more than
  * one output until a group fits (rows stay whole longest: their inputs
  * are contiguous). Returns the group width; 0 when not one output does. */
-static inline size_t nd_tile(const sp_geom *g, int meth, size_t t[3]) {
+static inline size_t nd_tile(const sp_geom *g, int meth, int bwd, size_t t[3]) {
   t[0] = g->od;
   t[1] = g->oh;
   t[2] = g->ow;
   for (;;) {
-    const size_t gw = nd_tile_width(g, t, meth);
+    const size_t gw = nd_tile_width(g, t, meth, bwd);
     if (gw)
       return gw;
     const int ax = t[0] > 1 ? 0 : t[1] > 1 ? 1 : 2;
@@ -559,66 +624,196 @@ static inline size_t nd_tile(const sp_geom *g, int meth, size_t t[3]) {
   }
 }
 
-SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth,
+/* A box of np planes (size P, of ph x pw rows) from t: its d x h rows of w
+ * elements from (f[0], f[1], f[2]), between the tensor and the scratch s
+ * (rows of w * gw lanes), either way. */
+SP_HOT void nd_box_rows(float *t, size_t P, size_t ph, size_t pw, float *s,
+                        size_t gw, size_t np, const size_t f[3], size_t d,
+                        size_t h, size_t w, int to_tensor) {
+  for (size_t a = 0; a < d; a++)
+    for (size_t r = 0; r < h; r++) {
+      float *tr = t + ((f[0] + a) * ph + f[1] + r) * pw + f[2];
+      float *sr = s + (a * h + r) * w * gw;
+      if (to_tensor)
+        lop_scatter(tr, sr, gw, P, w, np);
+      else
+        lop_gather(sr, gw, tr, P, w, np);
+    }
+}
+
+/* dx = +0 over the owned box [a, e) of the np planes from p0 outside the
+ * box [i0, i1) the tile computed. */
+SP_HOT void nd_zero_rest(const sp_geom *g, float *dx, size_t P, size_t np,
+                         const size_t a[3], const size_t e[3],
+                         const size_t i0[3], const size_t i1[3]) {
+  if (i0[0] == a[0] && i0[1] == a[1] && i0[2] == a[2] && i1[0] == e[0] &&
+      i1[1] == e[1] && i1[2] == e[2])
+    return; /* (the common case: every owned element computed) */
+  for (size_t l = 0; l < np; l++)
+    for (size_t z = a[0]; z < e[0]; z++)
+      for (size_t y = a[1]; y < e[1]; y++) {
+        float *row = dx + l * P + (z * g->h + y) * g->w;
+        const int in = z >= i0[0] && z < i1[0] && y >= i0[1] && y < i1[1];
+        for (size_t x = a[2]; x < e[2]; x++)
+          if (!in || x < i0[2] || x >= i1[2])
+            row[x] = 0.0f;
+      }
+}
+
+/* Where output k of tile b, whose first output is lo, sits in its plane. */
+static inline size_t nd_tile_out(const sp_geom *g, const sp_geom *b,
+                                 const size_t lo[3], size_t k) {
+  const size_t x = k % b->ow, r = k / b->ow % b->oh, a = k / b->ow / b->oh;
+  return ((lo[0] + a) * g->oh + lo[1] + r) * g->ow + lo[2] + x;
+}
+
+SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
                          const size_t t[3], size_t gw) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
-  const int idx = nd_lop_idx(g, meth, -1);
+  const int idx = nd_lop_idx(g, meth, bwd), need_x = nd_lop_need_x(meth, bwd);
+  const int clip = nd_clip(g, meth, bwd);
   const simdpool_index_type it = g->index_type;
-  const size_t ed = g->dd * (g->kd - 1) + 1, eh = g->dh * (g->kh - 1) + 1,
-               ew = g->dw * (g->kw - 1) + 1;
+  sp_geom gg = *g; /* (nd_ax_of takes a writable geometry) */
+  const size_t OUT[3] = {g->od, g->oh, g->ow};
   for (size_t p0 = 0; p0 < planes; p0 += gw) {
     const size_t np = planes - p0 < gw ? planes - p0 : gw;
-    for (size_t od0 = 0; od0 < g->od; od0 += t[0])
-      for (size_t oy0 = 0; oy0 < g->oh; oy0 += t[1])
-        for (size_t ox0 = 0; ox0 < g->ow; ox0 += t[2]) {
-          const size_t od1 = g->od - od0 < t[0] ? g->od : od0 + t[0];
-          const size_t oy1 = g->oh - oy0 < t[1] ? g->oh : oy0 + t[1];
-          const size_t ox1 = g->ow - ox0 < t[2] ? g->ow : ox0 + t[2];
-          sp_geom b = *g; /* the tile's geometry, then its box's origin */
-          const size_t f0 =
-              sp_cut_axis(g->adaptive, &b.d, &b.od, &b.pf, &b.pk, g->sd, ed,
-                          &b.acut[0], od0, od1, SP_CUT_SPAN);
-          const size_t f1 =
-              sp_cut_axis(g->adaptive, &b.h, &b.oh, &b.pt, &b.pb, g->sh, eh,
-                          &b.acut[1], oy0, oy1, SP_CUT_SPAN);
-          const size_t f2 =
-              sp_cut_axis(g->adaptive, &b.w, &b.ow, &b.pl, &b.pr, g->sw, ew,
-                          &b.acut[2], ox0, ox1, SP_CUT_SPAN);
-          float *const xs = scratch, *const ys = xs + sp_in_plane(&b) * gw;
-          void *const is = ys + sp_out_plane(&b) * gw;
-          for (size_t a = 0; a < b.d; a++)
-            for (size_t r = 0; r < b.h; r++)
-              lop_gather(xs + (a * b.h + r) * b.w * gw, gw,
-                         io->x + p0 * P + ((f0 + a) * g->h + f1 + r) * g->w +
-                             f2,
-                         P, b.w, np);
+    size_t o0[3];
+    for (o0[0] = 0; o0[0] < g->od; o0[0] += t[0])
+      for (o0[1] = 0; o0[1] < g->oh; o0[1] += t[1])
+        for (o0[2] = 0; o0[2] < g->ow; o0[2] += t[2]) {
+          sp_geom b = *g; /* the tile's geometry */
+          size_t lo[3], f[3], own0[3], own1[3], i1[3], skip = 0;
+          for (int ax = 0; ax < 3; ax++) {
+            const size_t o1 =
+                OUT[ax] - o0[ax] < t[ax] ? OUT[ax] : o0[ax] + t[ax];
+            const nd_ax a = nd_ax_of(&gg, ax);
+            lo[ax] = o0[ax];
+            if (bwd >= 0) {
+              size_t first, end;
+              nd_ax_win(g->adaptive, &a, o0[ax], &first, &end);
+              own0[ax] = o0[ax] == 0 ? 0 : first;
+              own1[ax] = *a.in;
+              if (o1 < OUT[ax])
+                nd_ax_win(g->adaptive, &a, o1, &own1[ax], &end);
+              skip |= own0[ax] >= own1[ax];
+              while (lo[ax] > 0) {
+                nd_ax_win(g->adaptive, &a, lo[ax] - 1, &first, &end);
+                if (end <= own0[ax])
+                  break;
+                lo[ax]--;
+              }
+            }
+            nd_ax c = nd_ax_of(&b, ax);
+            if (clip && !skip) {
+              /* The outputs from lo whose windows start in the box. */
+              size_t hi = o1, first, end;
+              while (hi > lo[ax] + 1) {
+                nd_ax_win(1, &a, hi - 1, &first, &end);
+                if (first < own1[ax])
+                  break;
+                hi--;
+              }
+              *c.in = own1[ax] - own0[ax];
+              *c.out = hi - lo[ax];
+              c.cut->o0 += lo[ax];
+              c.cut->o1 += *a.out - hi;
+              c.cut->i0 += own0[ax];
+              c.cut->i1 += *a.in - own1[ax];
+              f[ax] = own0[ax];
+              i1[ax] = own1[ax];
+              continue;
+            }
+            f[ax] = sp_cut_axis(g->adaptive, c.in, c.out, c.lead, c.trail, c.s,
+                                c.e, c.cut, lo[ax], o1, SP_CUT_SPAN);
+            i1[ax] = f[ax] + *c.in;
+          }
+          if (skip)
+            continue; /* owns no dx element */
+          const size_t bp = sp_in_plane(&b), bq = sp_out_plane(&b);
+          float *const xs = scratch;
+          float *const dxs = xs + (need_x ? bp * gw : 0);
+          float *const ys = dxs + (bwd >= 0 ? bp * gw : 0); /* y, or dy */
+          void *const is = ys + bq * gw;
+          if (need_x)
+            nd_box_rows((float *)io->x + p0 * P, P, g->h, g->w, xs, gw, np, f,
+                        b.d, b.h, b.w, 0);
+          if (bwd >= 0)
+            nd_box_rows((float *)io->dy + p0 * Q, Q, g->oh, g->ow, ys, gw, np,
+                        lo, b.od, b.oh, b.ow, 0);
+          if (idx && bwd > 0) {
+            for (size_t l = 0; l < np; l++)
+              for (size_t k = 0; k < bq; k++) {
+                const size_t e = (p0 + l) * Q + nd_tile_out(g, &b, lo, k);
+                if (it == SIMDPOOL_INDEX_U8) {
+                  ((uint8_t *)is)[k * gw + l] =
+                      ((const uint8_t *)io->indices)[e];
+                  continue;
+                }
+                /* A valid tap of its window (dispatch checked): in the box,
+                 * unless the windows are clipped to it. */
+                const size_t v = sp_load_flat_index(io->indices, it, e);
+                size_t z = v / g->w / g->h - f[0], y = v / g->w % g->h - f[1],
+                       c = v % g->w - f[2];
+                if (z >= b.d || y >= b.h || c >= b.w) {
+                  /* Not this tile's: +0 at the window's first tap here. */
+                  const size_t x = k % b.ow, r = k / b.ow % b.oh,
+                               a = k / b.ow / b.oh;
+                  const ptrdiff_t sd = sp_win_d(&b, a).start,
+                                  sh = sp_win_h(&b, r).start,
+                                  sw = sp_win_w(&b, x).start;
+                  z = sd > 0 ? (size_t)sd : 0;
+                  y = sh > 0 ? (size_t)sh : 0;
+                  c = sw > 0 ? (size_t)sw : 0;
+                  ys[k * gw + l] = 0.0f;
+                }
+                ((int32_t *)is)[k * gw + l] =
+                    (int32_t)((z * b.h + y) * b.w + c);
+              }
+            lop_unused_lanes(&b, is, gw, bq, np);
+          }
           const sp_geom bs = lop_geom(&b, idx, gw);
+          if (bwd >= 0) {
+            const sp_io ios = {need_x ? xs : NULL, NULL, idx ? is : NULL, ys,
+                               dxs};
+            nd_walk(&bs, &ios, 0, meth, bwd);
+            size_t c0[3], c1[3]; /* owned and computed */
+            for (int ax = 0; ax < 3; ax++) {
+              c0[ax] = own0[ax] > f[ax] ? own0[ax] : f[ax];
+              c1[ax] = own1[ax] < i1[ax] ? own1[ax] : i1[ax];
+              if (c1[ax] < c0[ax])
+                c1[ax] = c0[ax];
+            }
+            for (size_t a = c0[0]; a < c1[0]; a++)
+              for (size_t r = c0[1]; r < c1[1]; r++)
+                lop_scatter(
+                    io->dx + p0 * P + (a * g->h + r) * g->w + c0[2],
+                    dxs + (((a - f[0]) * b.h + r - f[1]) * b.w + c0[2] - f[2]) *
+                              gw,
+                    gw, P, c1[2] - c0[2], np);
+            nd_zero_rest(g, io->dx + p0 * P, P, np, own0, own1, c0, c1);
+            continue;
+          }
           const sp_io ios = {xs, ys, idx ? is : NULL, NULL, NULL};
           nd_walk(&bs, &ios, 0, meth, -1);
-          for (size_t a = 0; a < b.od; a++)
-            for (size_t r = 0; r < b.oh; r++) {
-              const size_t row = (a * b.oh + r) * b.ow; /* in the tile */
-              const size_t at = ((od0 + a) * g->oh + oy0 + r) * g->ow + ox0;
-              lop_scatter(io->y + p0 * Q + at, ys + row * gw, gw, Q, b.ow, np);
-              if (!idx)
+          nd_box_rows(io->y + p0 * Q, Q, g->oh, g->ow, ys, gw, np, lo, b.od,
+                      b.oh, b.ow, 1);
+          if (!idx)
+            continue;
+          for (size_t l = 0; l < np; l++)
+            for (size_t k = 0; k < bq; k++) {
+              const size_t o = (p0 + l) * Q + nd_tile_out(g, &b, lo, k);
+              if (it == SIMDPOOL_INDEX_U8) {
+                ((uint8_t *)io->indices)[o] = ((const uint8_t *)is)[k * gw + l];
                 continue;
-              for (size_t l = 0; l < np; l++)
-                for (size_t x = 0; x < b.ow; x++) {
-                  const size_t k = (row + x) * gw + l,
-                               o = (p0 + l) * Q + at + x;
-                  if (it == SIMDPOOL_INDEX_U8) {
-                    ((uint8_t *)io->indices)[o] = ((const uint8_t *)is)[k];
-                    continue;
-                  }
-                  /* A flat position in the box, as one in the plane. */
-                  const size_t v = (size_t)((const int32_t *)is)[k];
-                  const size_t col = v % b.w, rr = v / b.w;
-                  const size_t f =
-                      ((rr / b.h + f0) * g->h + rr % b.h + f1) * g->w + col +
-                      f2;
-                  sp_store_index(io->indices, it, o, f, f);
-                }
+              }
+              /* A flat position in the box, as one in the plane. */
+              const size_t v = (size_t)((const int32_t *)is)[k * gw + l];
+              const size_t c = v % b.w, rr = v / b.w;
+              const size_t fl =
+                  ((rr / b.h + f[0]) * g->h + rr % b.h + f[1]) * g->w + c +
+                  f[2];
+              sp_store_index(io->indices, it, o, fl, fl);
             }
         }
   }
@@ -637,8 +832,8 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth,
     size_t t[3], tw;                                                           \
     if (gw)                                                                    \
       nd_run_lop(g, io, bwd, gw, SIMDPOOL_##meth);                             \
-    else if (bwd < 0 && (tw = nd_tile(g, SIMDPOOL_##meth, t)) != 0)            \
-      nd_run_tiles(g, io, SIMDPOOL_##meth, t, tw);                             \
+    else if ((tw = nd_tile(g, SIMDPOOL_##meth, bwd, t)) != 0)                  \
+      nd_run_tiles(g, io, SIMDPOOL_##meth, bwd, t, tw);                        \
     else                                                                       \
       nd_walk(g, io, 1, SIMDPOOL_##meth, bwd);                                 \
   }
