@@ -68,7 +68,8 @@ static inline vf vf_gather(const float *p, size_t s) {
   return vld1q_f32(t);
 }
 /* out[j] lane i = p[i*s + j] for i, j < 4: four rows of four, transposed. */
-static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+static inline __attribute__((always_inline)) void
+vf_load_transposed(const float *p, size_t s, vf *out) {
   const float32x4_t r0 = vld1q_f32(p), r1 = vld1q_f32(p + s);
   const float32x4_t r2 = vld1q_f32(p + 2 * s), r3 = vld1q_f32(p + 3 * s);
   /* Pairs of rows, then pairs of pairs (as 64-bit lanes). */

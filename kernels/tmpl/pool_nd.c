@@ -428,6 +428,9 @@ static inline int nd_lop_idx(const sp_geom *g, int meth, int bwd) {
   return meth == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE &&
          bwd != 0;
 }
+/* The channels-last walk of one op, the op's NHWC entry point: one copy
+ * serves the channels-first groups and tiles too (not inlined into each). */
+typedef void (*nd_walk_fn)(const sp_geom *g, const sp_io *io);
 SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
                     int bwd);
 
@@ -438,7 +441,7 @@ static inline size_t nd_lop_width(const sp_geom *g, int meth, int bwd) {
 }
 
 SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
-                       int meth) {
+                       int meth, nd_walk_fn walk_cl) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
   const int need_x = nd_lop_need_x(meth, bwd), idx = nd_lop_idx(g, meth, bwd);
@@ -459,7 +462,7 @@ SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
     }
     const sp_io ios = {need_x ? xs : NULL, bwd < 0 ? ys : NULL, idx ? is : NULL,
                        bwd >= 0 ? ys : NULL, bwd >= 0 ? dxs : NULL};
-    nd_walk(&gs, &ios, 0, meth, bwd);
+    walk_cl(&gs, &ios);
     if (bwd >= 0) {
       lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);
       continue;
@@ -475,8 +478,12 @@ SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
  * shares added to its taps in output order (the reference's loop, lanes
  * over channels or planes), then NaN canonical; MAX adds dy at the winner,
  * read from the indices (from_idx) or recomputed from x. */
-SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
+SP_HOT void nd_walk(const sp_geom *g0, const sp_io *io0, int cf, int meth,
                     int bwd) {
+  /* Local copies: the vector stores (which may alias anything) then leave
+   * the geometry and pointers in registers. */
+  const sp_geom gl = *g0, *const g = &gl;
+  const sp_io iol = *io0, *const io = &iol;
   const nd_lay l = nd_lay_of(g, cf);
   const size_t plane = g->d * g->h * g->w;
   if (bwd >= 0) {
@@ -668,7 +675,7 @@ static inline size_t nd_tile_out(const sp_geom *g, const sp_geom *b,
 }
 
 SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
-                         const size_t t[3], size_t gw) {
+                         const size_t t[3], size_t gw, nd_walk_fn walk_cl) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
   const int idx = nd_lop_idx(g, meth, bwd), need_x = nd_lop_need_x(meth, bwd);
@@ -776,7 +783,7 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
           if (bwd >= 0) {
             const sp_io ios = {need_x ? xs : NULL, NULL, idx ? is : NULL, ys,
                                dxs};
-            nd_walk(&bs, &ios, 0, meth, bwd);
+            walk_cl(&bs, &ios);
             size_t c0[3], c1[3]; /* owned and computed */
             for (int ax = 0; ax < 3; ax++) {
               c0[ax] = own0[ax] > f[ax] ? own0[ax] : f[ax];
@@ -795,7 +802,7 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
             continue;
           }
           const sp_io ios = {xs, ys, idx ? is : NULL, NULL, NULL};
-          nd_walk(&bs, &ios, 0, meth, -1);
+          walk_cl(&bs, &ios);
           nd_box_rows(io->y + p0 * Q, Q, g->oh, g->ow, ys, gw, np, lo, b.od,
                       b.oh, b.ow, 1);
           if (!idx)
@@ -824,16 +831,18 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
  * the channels-last entry of the same op (walk_cl), where a group fits, and
  * the strided walk where none does. */
 #define ND_ENTRY(op, meth, bwd)                                                \
-  void SP_FN(sp_##op##_nd_nhwc)(const sp_geom *g, const sp_io *io) {           \
+  __attribute__((noinline)) void SP_FN(sp_##op##_nd_nhwc)(const sp_geom *g,    \
+                                                          const sp_io *io) {   \
     nd_walk(g, io, 0, SIMDPOOL_##meth, bwd);                                   \
   }                                                                            \
   void SP_FN(sp_##op##_nd_nchw)(const sp_geom *g, const sp_io *io) {           \
     const size_t gw = nd_lop_width(g, SIMDPOOL_##meth, bwd);                   \
     size_t t[3], tw;                                                           \
     if (gw)                                                                    \
-      nd_run_lop(g, io, bwd, gw, SIMDPOOL_##meth);                             \
+      nd_run_lop(g, io, bwd, gw, SIMDPOOL_##meth, SP_FN(sp_##op##_nd_nhwc));   \
     else if ((tw = nd_tile(g, SIMDPOOL_##meth, bwd, t)) != 0)                  \
-      nd_run_tiles(g, io, SIMDPOOL_##meth, bwd, t, tw);                        \
+      nd_run_tiles(g, io, SIMDPOOL_##meth, bwd, t, tw,                         \
+                   SP_FN(sp_##op##_nd_nhwc));                                  \
     else                                                                       \
       nd_walk(g, io, 1, SIMDPOOL_##meth, bwd);                                 \
   }

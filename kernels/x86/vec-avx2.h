@@ -65,7 +65,8 @@ static inline vf vf_gather(const float *p, size_t s) {
 /* out[j] lane i = p[i*s + j] for i, j < 8: eight rows of eight, transposed.
  * Each vector pairs row i's half with row i + 4's, then every 128-bit lane
  * is transposed as four by four. */
-static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+static inline __attribute__((always_inline)) void
+vf_load_transposed(const float *p, size_t s, vf *out) {
   for (int h = 0; h < 2; h++) {
     __m256 r[4];
     for (int i = 0; i < 4; i++)

@@ -66,7 +66,8 @@ static inline vf vf_gather(const float *p, size_t s) {
  * transposed. For each group of four columns, vector k gathers them from
  * rows k, k + 4, k + 8, k + 12 (one per 128-bit lane), then every 128-bit
  * lane is transposed as four by four. */
-static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+static inline __attribute__((always_inline)) void
+vf_load_transposed(const float *p, size_t s, vf *out) {
   for (int q = 0; q < 4; q++) {
     __m512 r[4];
     for (int i = 0; i < 4; i++) {

@@ -61,7 +61,8 @@ static inline vf vf_gather(const float *p, size_t s) {
   return _mm_set_ps(p[3 * s], p[2 * s], p[s], p[0]);
 }
 /* out[j] lane i = p[i*s + j] for i, j < 4: four rows of four, transposed. */
-static inline void vf_load_transposed(const float *p, size_t s, vf *out) {
+static inline __attribute__((always_inline)) void
+vf_load_transposed(const float *p, size_t s, vf *out) {
   const vf r[4] = {_mm_loadu_ps(p), _mm_loadu_ps(p + s),
                    _mm_loadu_ps(p + 2 * s), _mm_loadu_ps(p + 3 * s)};
   SP_X86_TRANSPOSE4(_mm, r, out);
