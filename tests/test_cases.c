@@ -3000,6 +3000,46 @@ START_TEST(test_adaptive_5_to_3) {
 }
 END_TEST
 
+/* Adaptive AVG, channels-last with many channels and wide windows (the
+ * kernels that sum windows of 16 taps or more in the output row): 1 x 300
+ * channels x 47 columns -> 3, windows [0,16) [15,32) [31,47) (not uniform,
+ * so not rewritten as fixed ones). Channel 0 is -0 everywhere: its sums
+ * start from +0 (+0 + -0 = +0), so y = +0 / 16 = +0, not -0. Channel 1 is
+ * 1 at every tap (16 / 16 = 17 / 17 = 1); channel 299 (the last vector's
+ * tail) is -0 but for 16 at column 0 and 8 at column 46: 1, +0 and 0.5.
+ * Every other channel is +0. */
+START_TEST(test_adaptive_wide_rows) {
+  simdpool_isa isa;
+  if (!loop_isa(_i, "adaptive wide rows", &isa))
+    return;
+  enum { C = 300, W = 47 };
+  static float x[W * C], y[3 * C], want[3 * C];
+  memset(x, 0, sizeof x);
+  memset(want, 0, sizeof want);
+  for (size_t i = 0; i < W; i++) {
+    x[i * C] = -0.0f;
+    x[i * C + 1] = 1;
+    x[i * C + 299] = i == 0 ? 16.0f : i == W - 1 ? 8.0f : -0.0f;
+  }
+  want[1] = want[C + 1] = want[2 * C + 1] = 1;
+  want[299] = 1;
+  want[2 * C + 299] = 0.5f;
+  simdpool_desc d;
+  simdpool_desc_init_adaptive(&d, SIMDPOOL_AVG, SIMDPOOL_NHWC, 1, C, 1, 1, W, 1,
+                              1, 3);
+  d.isa = isa;
+  simdpool_plan *plan = NULL;
+  ck_assert_int_eq(simdpool_plan_create(&d, &plan), SIMDPOOL_OK);
+  memset(y, 0x55, sizeof y);
+  ck_assert_int_eq(simdpool_forward(plan, x, y, NULL), SIMDPOOL_OK);
+  ck_assert_msg(memcmp(y, want, sizeof y) == 0,
+                "adaptive wide rows (%s): y[0] %a y[1] %a y[299] %a y[%d] %a",
+                simdpool_plan_kernel_name(plan, SIMDPOOL_OP_FORWARD), y[0],
+                y[1], y[299], 2 * C + 299, y[2 * C + 299]);
+  simdpool_plan_destroy(plan);
+}
+END_TEST
+
 /* Adaptive windows, 2D: 5x5 -> 3x3, windows [0,2) [1,4) [3,5) on both axes.
  * x is 0 but for x(0,0) = 1, x(0,1) = -0, x(2,2) = 1, x(3,3) = 13 and
  * x(4,4) = 7. AVG divides one axis at a time, ((acc / kh) / kw):
@@ -3604,6 +3644,7 @@ static Suite *cases_suite(void) {
   tcase_add_test(tc, test_shapes);
   tcase_add_loop_test(tc, test_3d_max_depth_ties, 0, N_ISAS);
   tcase_add_loop_test(tc, test_adaptive_5_to_3, 0, N_ISAS);
+  tcase_add_loop_test(tc, test_adaptive_wide_rows, 0, N_ISAS);
   tcase_add_loop_test(tc, test_adaptive_2d_divisions, 0, N_ISAS);
   suite_add_tcase(s, tc);
 

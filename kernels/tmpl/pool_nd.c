@@ -268,6 +268,52 @@ SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
   }
 }
 
+/* Channels-last AVG forward of output pixel o over all its channels, the
+ * sums kept in y's row (in L1) instead of registers: taps outer, channels
+ * inner, so each tap's channels are read as one contiguous run (PyTorch's
+ * loop order). A window of many taps walked chunk by chunk instead reads
+ * from as many pixels at once, more streams than the prefetchers follow
+ * (psp_adapt6: 132 pixels 8 KiB apart). Each lane's sum is still +0 and
+ * then its taps in order, divided and stored as nd_fwd_chunk does. */
+#define ND_ROW_TAPS 16 /* windows of at least this many taps */
+
+SP_HOT void nd_avg_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                       const float *xn, const nd_window *w, const nd_div *dv,
+                       size_t o) {
+  const size_t C = l->lanes, full = C / SP_VL * SP_VL, tail = C - full;
+  float *const y = io->y + o * l->yp;
+  int first = 1;
+  ND_FOR_TAPS(g, *w, flat, tap, {
+    const float *p = xn + flat * l->xp;
+    size_t c = 0;
+    if (first) {
+      for (; c < full; c += SP_VL)
+        vf_store(y + c, vf_add(vf_zero(), vf_load(p + c)));
+    } else {
+      for (; c < full; c += SP_VL)
+        vf_store(y + c, vf_add(vf_load(y + c), vf_load(p + c)));
+    }
+    if (tail)
+      store_lanes(y + c,
+                  vf_add(first ? vf_zero() : load_lanes(y + c, tail),
+                         load_lanes(p + c, tail)),
+                  tail);
+    first = 0;
+  });
+  for (size_t c0 = 0; c0 < C; c0 += ND_NB * SP_VL) {
+    const size_t lanes = C - c0 < ND_NB * SP_VL ? C - c0 : ND_NB * SP_VL;
+    const size_t nb = (lanes + SP_VL - 1) / SP_VL;
+    vf v[ND_NB];
+    for (size_t j = 0; j < nb; j++)
+      v[j] = load_lanes(y + c0 + j * SP_VL,
+                        j + 1 == nb ? lanes - j * SP_VL : SP_VL);
+    nd_div_apply_n(dv, v, (int)nb, 1);
+    for (size_t j = 0; j < nb; j++)
+      store_lanes(y + c0 + j * SP_VL, yclamp(g, v[j]),
+                  j + 1 == nb ? lanes - j * SP_VL : SP_VL);
+  }
+}
+
 /* MAX backward of output pixel o, nb vectors of lanes from c0: dy added at
  * each lane's winner, read from the indices (from_idx) or recomputed from
  * x. */
@@ -382,6 +428,12 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
       nd_chunk(g, io, l, meth, xn, dxn, &w, &dv, o, c0, nb,
                lanes - (nb - 1) * SP_VL, bwd);
     }
+    return;
+  }
+  if (meth == SIMDPOOL_AVG && bwd < 0 && C > chunk &&
+      (w.ad.i1 - w.ad.i0) * (w.ah.i1 - w.ah.i0) * (w.aw.i1 - w.aw.i0) >=
+          ND_ROW_TAPS) {
+    nd_avg_row(g, io, l, xn, &w, &dv, o);
     return;
   }
   for (; c0 + chunk <= C; c0 += chunk)
