@@ -3007,7 +3007,11 @@ END_TEST
  * start from +0 (+0 + -0 = +0), so y = +0 / 16 = +0, not -0. Channel 1 is
  * 1 at every tap (16 / 16 = 17 / 17 = 1); channel 299 (the last vector's
  * tail) is -0 but for 16 at column 0 and 8 at column 46: 1, +0 and 0.5.
- * Every other channel is +0. */
+ * Every other channel is +0. Backward, dy of channels 1 and 299 is 16, 34
+ * and 8 (shares 1, 2 and 0.5), of channel 0 -0 (shares -0), 0 elsewhere:
+ * dx is 1 in columns 0-14, 1 + 2 = 3 in 15, 2 in 16-30, 2 + 0.5 = 2.5 in
+ * 31 and 0.5 in 32-46 for those two channels, +0 everywhere else (+0 and
+ * then -0 shares: +0). */
 START_TEST(test_adaptive_wide_rows) {
   simdpool_isa isa;
   if (!loop_isa(_i, "adaptive wide rows", &isa))
@@ -3036,6 +3040,29 @@ START_TEST(test_adaptive_wide_rows) {
                 "adaptive wide rows (%s): y[0] %a y[1] %a y[299] %a y[%d] %a",
                 simdpool_plan_kernel_name(plan, SIMDPOOL_OP_FORWARD), y[0],
                 y[1], y[299], 2 * C + 299, y[2 * C + 299]);
+  static float dy[3 * C], dx[W * C], wantdx[W * C];
+  static const float share[3] = {1, 2, 0.5f}, dyv[3] = {16, 34, 8};
+  memset(dy, 0, sizeof dy);
+  memset(wantdx, 0, sizeof wantdx);
+  for (size_t o = 0; o < 3; o++) {
+    dy[o * C] = -0.0f;
+    dy[o * C + 1] = dy[o * C + 299] = dyv[o];
+  }
+  for (size_t i = 0; i < W; i++) {
+    const float v = i < 15    ? share[0]
+                    : i == 15 ? share[0] + share[1]
+                    : i < 31  ? share[1]
+                    : i == 31 ? share[1] + share[2]
+                              : share[2];
+    wantdx[i * C + 1] = wantdx[i * C + 299] = v;
+  }
+  memset(dx, 0x55, sizeof dx);
+  ck_assert_int_eq(simdpool_backward(plan, dy, NULL, NULL, dx), SIMDPOOL_OK);
+  ck_assert_msg(memcmp(dx, wantdx, sizeof dx) == 0,
+                "adaptive wide rows backward (%s): dx[0] %a dx[15][1] %a "
+                "dx[31][299] %a",
+                simdpool_plan_kernel_name(plan, SIMDPOOL_OP_BACKWARD), dx[0],
+                dx[15 * C + 1], dx[31 * C + 299]);
   simdpool_plan_destroy(plan);
 }
 END_TEST

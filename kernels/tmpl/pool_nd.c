@@ -314,6 +314,43 @@ SP_HOT void nd_avg_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
   }
 }
 
+/* Its backward: output pixel o's shares (dy / divisor) made once per block
+ * of channels into a stack row, then added to each tap's channels as one
+ * contiguous run (taps outer, channels inner). Each dx element still gets
+ * dx + share from the outputs in order, as nd_bwd_sum_chunk adds them. */
+#define ND_ROW_BLOCK 1024 /* channels per block: a 4 KiB row */
+SP_HOT void nd_avg_bwd_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
+                           float *dxn, const nd_window *w, const nd_div *dv,
+                           size_t o) {
+  _Alignas(64) float share[ND_ROW_BLOCK];
+  const size_t C = l->lanes;
+  for (size_t c0 = 0; c0 < C; c0 += ND_ROW_BLOCK) {
+    const size_t cn = C - c0 < ND_ROW_BLOCK ? C - c0 : ND_ROW_BLOCK;
+    const size_t full = cn / SP_VL * SP_VL;
+    for (size_t k = 0; k < cn; k += ND_NB * SP_VL) {
+      const size_t lanes = cn - k < ND_NB * SP_VL ? cn - k : ND_NB * SP_VL;
+      const size_t nb = (lanes + SP_VL - 1) / SP_VL;
+      vf v[ND_NB];
+      for (size_t j = 0; j < nb; j++)
+        v[j] = load_lanes(io->dy + o * l->yp + c0 + k + j * SP_VL,
+                          j + 1 == nb ? lanes - j * SP_VL : SP_VL);
+      nd_div_apply_n(dv, v, (int)nb, 0);
+      for (size_t j = 0; j < nb; j++)
+        vf_store(share + k + j * SP_VL, v[j]);
+    }
+    ND_FOR_TAPS(g, *w, flat, tap, {
+      float *const p = dxn + flat * l->xp + c0;
+      size_t c = 0;
+      for (; c < full; c += SP_VL)
+        vf_store(p + c, vf_add(vf_load(p + c), vf_load(share + c)));
+      if (cn > full)
+        store_lanes(p + c,
+                    vf_add(load_lanes(p + c, cn - full), vf_load(share + c)),
+                    cn - full);
+    });
+  }
+}
+
 /* MAX backward of output pixel o, nb vectors of lanes from c0: dy added at
  * each lane's winner, read from the indices (from_idx) or recomputed from
  * x. */
@@ -430,10 +467,13 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
     }
     return;
   }
-  if (meth == SIMDPOOL_AVG && bwd < 0 && C > chunk &&
+  if (meth == SIMDPOOL_AVG && C > chunk &&
       (w.ad.i1 - w.ad.i0) * (w.ah.i1 - w.ah.i0) * (w.aw.i1 - w.aw.i0) >=
           ND_ROW_TAPS) {
-    nd_avg_row(g, io, l, xn, &w, &dv, o);
+    if (bwd < 0)
+      nd_avg_row(g, io, l, xn, &w, &dv, o);
+    else
+      nd_avg_bwd_row(g, io, l, dxn, &w, &dv, o);
     return;
   }
   for (; c0 + chunk <= C; c0 += chunk)
