@@ -277,6 +277,24 @@ SP_HOT void nd_fwd_chunk(const sp_geom *g, const sp_io *io, const nd_lay *l,
  * then its taps in order, divided and stored as nd_fwd_chunk does. */
 #define ND_ROW_TAPS 16 /* windows of at least this many taps */
 
+/* dst = the AVG division of the n lanes at src, ND_NB vectors at a time:
+ * forward (fwd) the sums' form, clamped as y is stored; else dy's shares. */
+SP_HOT void nd_div_run(const sp_geom *g, const nd_div *dv, const float *src,
+                       float *dst, size_t n, int fwd) {
+  for (size_t c0 = 0; c0 < n; c0 += ND_NB * SP_VL) {
+    const size_t lanes = n - c0 < ND_NB * SP_VL ? n - c0 : ND_NB * SP_VL;
+    const size_t nb = (lanes + SP_VL - 1) / SP_VL;
+    vf v[ND_NB];
+    for (size_t j = 0; j < nb; j++)
+      v[j] = load_lanes(src + c0 + j * SP_VL,
+                        j + 1 == nb ? lanes - j * SP_VL : SP_VL);
+    nd_div_apply_n(dv, v, (int)nb, fwd);
+    for (size_t j = 0; j < nb; j++)
+      store_lanes(dst + c0 + j * SP_VL, fwd ? yclamp(g, v[j]) : v[j],
+                  j + 1 == nb ? lanes - j * SP_VL : SP_VL);
+  }
+}
+
 SP_HOT void nd_avg_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
                        const float *xn, const nd_window *w, const nd_div *dv,
                        size_t o) {
@@ -300,18 +318,7 @@ SP_HOT void nd_avg_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
                   tail);
     first = 0;
   });
-  for (size_t c0 = 0; c0 < C; c0 += ND_NB * SP_VL) {
-    const size_t lanes = C - c0 < ND_NB * SP_VL ? C - c0 : ND_NB * SP_VL;
-    const size_t nb = (lanes + SP_VL - 1) / SP_VL;
-    vf v[ND_NB];
-    for (size_t j = 0; j < nb; j++)
-      v[j] = load_lanes(y + c0 + j * SP_VL,
-                        j + 1 == nb ? lanes - j * SP_VL : SP_VL);
-    nd_div_apply_n(dv, v, (int)nb, 1);
-    for (size_t j = 0; j < nb; j++)
-      store_lanes(y + c0 + j * SP_VL, yclamp(g, v[j]),
-                  j + 1 == nb ? lanes - j * SP_VL : SP_VL);
-  }
+  nd_div_run(g, dv, y, y, C, 1);
 }
 
 /* Its backward: output pixel o's shares (dy / divisor) made once per block
@@ -327,17 +334,7 @@ SP_HOT void nd_avg_bwd_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
   for (size_t c0 = 0; c0 < C; c0 += ND_ROW_BLOCK) {
     const size_t cn = C - c0 < ND_ROW_BLOCK ? C - c0 : ND_ROW_BLOCK;
     const size_t full = cn / SP_VL * SP_VL;
-    for (size_t k = 0; k < cn; k += ND_NB * SP_VL) {
-      const size_t lanes = cn - k < ND_NB * SP_VL ? cn - k : ND_NB * SP_VL;
-      const size_t nb = (lanes + SP_VL - 1) / SP_VL;
-      vf v[ND_NB];
-      for (size_t j = 0; j < nb; j++)
-        v[j] = load_lanes(io->dy + o * l->yp + c0 + k + j * SP_VL,
-                          j + 1 == nb ? lanes - j * SP_VL : SP_VL);
-      nd_div_apply_n(dv, v, (int)nb, 0);
-      for (size_t j = 0; j < nb; j++)
-        vf_store(share + k + j * SP_VL, v[j]);
-    }
+    nd_div_run(g, dv, io->dy + o * l->yp + c0, share, cn, 0);
     ND_FOR_TAPS(g, *w, flat, tap, {
       float *const p = dxn + flat * l->xp + c0;
       size_t c = 0;
@@ -345,7 +342,8 @@ SP_HOT void nd_avg_bwd_row(const sp_geom *g, const sp_io *io, const nd_lay *l,
         vf_store(p + c, vf_add(vf_load(p + c), vf_load(share + c)));
       if (cn > full)
         store_lanes(p + c,
-                    vf_add(load_lanes(p + c, cn - full), vf_load(share + c)),
+                    vf_add(load_lanes(p + c, cn - full),
+                           load_lanes(share + c, cn - full)),
                     cn - full);
     });
   }
