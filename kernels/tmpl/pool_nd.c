@@ -703,15 +703,38 @@ static inline size_t nd_tile_width(const sp_geom *g, const size_t t[3],
   return nd_lop_width(&p, meth, bwd);
 }
 
+/* At most this many times its outputs may a backward tile run (the outputs
+ * before it whose windows reach its box) when windows are not clipped: each
+ * output's whole window is recomputed by every tile it reaches, so windows
+ * wide against the tile made the tiles 2-4x slower than the strided walk
+ * (LP's powers above all; test_kernels' random 3D LP backward). */
+#define ND_TILE_MOST_REDO 2
+
 /* The tile: the whole output, halved on its outermost axis of more than
  * one output until a group fits (rows stay whole longest: their inputs
- * are contiguous). Returns the group width; 0 when not one output does. */
+ * are contiguous). Returns the group width; 0 when not one output does, or
+ * when a backward tile would run more than ND_TILE_MOST_REDO times its
+ * outputs (halving only adds to that). */
 static inline size_t nd_tile(const sp_geom *g, int meth, int bwd, size_t t[3]) {
   t[0] = g->od;
   t[1] = g->oh;
   t[2] = g->ow;
   for (;;) {
     const size_t gw = nd_tile_width(g, t, meth, bwd);
+    if (gw && bwd >= 0 && !nd_clip(g, meth, bwd)) {
+      sp_geom q = *g;
+      sp_wide own = 1, run = 1;
+      for (int ax = 0; ax < 3; ax++) {
+        const nd_ax a = nd_ax_of(&q, ax);
+        const size_t m = t[ax] < *a.out ? t[ax] : *a.out;
+        const size_t n =
+            m + nd_reach(g->adaptive, *a.in, *a.out, a.s, a.e, a.cut);
+        own *= m;
+        run *= n < *a.out ? n : *a.out;
+      }
+      if (run > ND_TILE_MOST_REDO * own)
+        return 0;
+    }
     if (gw)
       return gw;
     const int ax = t[0] > 1 ? 0 : t[1] > 1 ? 1 : 2;
