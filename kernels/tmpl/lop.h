@@ -144,4 +144,48 @@ SP_HOT void lop_unused_lanes(const sp_geom *g, void *is, size_t gw, size_t ohw,
     }
 }
 
+/* A channels-last function (an op's NHWC entry point) run on each group. */
+typedef void (*lop_fn)(const sp_geom *g, const sp_io *io);
+
+/* The channels-first planes of g in groups of gw (a lop_group width for the
+ * arrays below) through the stack scratch, each group transposed into one
+ * channels-last image of gw channels that fn runs on, its results transposed
+ * back: forward (bwd < 0) reads x and writes y, and the indices with idx;
+ * backward (bwd 0: from x when need_x, 1: from the indices with idx) reads
+ * dy and writes dx. Scratch: x (need_x), dx (backward), y or dy, indices
+ * (int32 or U8 lanes, idx). Each lane sees its plane's taps in the plane's
+ * order and flat indices are the same in both layouts, so the bits are
+ * those of the plane walked alone. */
+SP_HOT void lop_run(const sp_geom *g, const sp_io *io, size_t gw, int need_x,
+                    int bwd, int idx, lop_fn fn) {
+  _Alignas(64) float scratch[LOP_ELEMS];
+  const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
+  float *const xs = scratch;
+  float *const dxs = xs + (need_x ? P * gw : 0);
+  float *const ys = dxs + (bwd >= 0 ? P * gw : 0); /* y, or dy */
+  void *const is = ys + Q * gw;
+  const sp_geom gs = lop_geom(g, idx, gw);
+  for (size_t p0 = 0; p0 < planes; p0 += gw) {
+    const size_t np = planes - p0 < gw ? planes - p0 : gw;
+    if (need_x)
+      lop_gather(xs, gw, io->x + p0 * P, P, P, np);
+    if (bwd >= 0)
+      lop_gather(ys, gw, io->dy + p0 * Q, Q, Q, np);
+    if (idx && bwd > 0) {
+      lop_indices(g, io->indices, is, gw, p0, np, 0);
+      lop_unused_lanes(g, is, gw, Q, np);
+    }
+    const sp_io ios = {need_x ? xs : NULL, bwd < 0 ? ys : NULL, idx ? is : NULL,
+                       bwd >= 0 ? ys : NULL, bwd >= 0 ? dxs : NULL};
+    fn(&gs, &ios);
+    if (bwd >= 0) {
+      lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);
+      continue;
+    }
+    lop_scatter(io->y + p0 * Q, ys, gw, Q, Q, np);
+    if (idx)
+      lop_indices(g, io->indices, is, gw, p0, np, 1);
+  }
+}
+
 #endif /* SP_TMPL_LOP_H */

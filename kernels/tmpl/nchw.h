@@ -809,50 +809,6 @@ static inline size_t lop_fits(const sp_geom *g, size_t big, size_t small) {
   return g->ow < 2 * SP_VL ? lop_group(g, big, small) : 0;
 }
 
-SP_HOT void maxpool_fwd_nchw_lop(const sp_geom *g, const sp_io *io, int track,
-                                 size_t gw) {
-  _Alignas(64) float scratch[LOP_ELEMS];
-  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
-  float *xs = scratch, *ys = xs + hw * gw;
-  void *is = ys + ohw * gw;
-  const sp_geom gs = lop_geom(g, track, gw);
-  for (size_t p0 = 0; p0 < planes; p0 += gw) {
-    const size_t np = planes - p0 < gw ? planes - p0 : gw;
-    lop_gather(xs, gw, io->x + p0 * hw, hw, hw, np);
-    const sp_io ios = {xs, ys, track ? is : NULL, NULL, NULL};
-    SP_FN(sp_maxpool_fwd_nhwc)(&gs, &ios); /* tracks iff gs has indices */
-    lop_scatter(io->y + p0 * ohw, ys, gw, ohw, ohw, np);
-    if (track)
-      lop_indices(g, io->indices, is, gw, p0, np, 1);
-  }
-}
-
-/* MAX backward from x (from_idx 0) or from indices. */
-SP_HOT void maxpool_bwd_nchw_lop(const sp_geom *g, const sp_io *io,
-                                 int from_idx, size_t gw) {
-  _Alignas(64) float scratch[LOP_ELEMS];
-  const size_t hw = g->h * g->w, ohw = g->oh * g->ow, planes = g->n * g->c;
-  float *dxs = scratch, *dys = dxs + hw * gw;
-  float *xs = dys + ohw * gw; /* from x; else the indices */
-  const sp_geom gs = lop_geom(g, from_idx, gw);
-  for (size_t p0 = 0; p0 < planes; p0 += gw) {
-    const size_t np = planes - p0 < gw ? planes - p0 : gw;
-    lop_gather(dys, gw, io->dy + p0 * ohw, ohw, ohw, np);
-    sp_io ios = {NULL, NULL, NULL, dys, dxs};
-    if (from_idx) {
-      lop_indices(g, io->indices, xs, gw, p0, np, 0);
-      lop_unused_lanes(g, xs, gw, ohw, np);
-      ios.indices = xs;
-      SP_FN(sp_maxpool_bwd_idx_nhwc)(&gs, &ios);
-    } else {
-      lop_gather(xs, gw, io->x + p0 * hw, hw, hw, np);
-      ios.x = xs;
-      SP_FN(sp_maxpool_bwd_nhwc)(&gs, &ios);
-    }
-    lop_scatter(io->dx + p0 * hw, dxs, gw, hw, hw, np);
-  }
-}
-
 SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                   int track) {
   FOR_EACH_ROW(g, {

@@ -786,7 +786,7 @@ SP_HOT void maxpool_bwd_plane3_idx(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_maxpool_bwd_nchw)(const sp_geom *g, const sp_io *io) {
   const size_t gw = lop_fits(g, 2, 1);
   if (gw)
-    maxpool_bwd_nchw_lop(g, io, 0, gw);
+    lop_run(g, io, gw, 1, 0, 0, SP_FN(sp_maxpool_bwd_nhwc));
   else
     bwd_nchw_body(g, io, BWD_MAX);
 }
@@ -800,7 +800,7 @@ void SP_FN(sp_maxpool_bwd_idx_nchw)(const sp_geom *g, const sp_io *io) {
   else if (g->index_type != SIMDPOOL_INDEX_U8) /* faster than the scratch */
     bwd_scatter_nchw_flat(g, io);
   else if (gw)
-    maxpool_bwd_nchw_lop(g, io, 1, gw);
+    lop_run(g, io, gw, 0, 1, 1, SP_FN(sp_maxpool_bwd_idx_nhwc));
   else
     bwd_nchw_body(g, io, BWD_MAX_IDX);
 }

@@ -49,7 +49,7 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   const size_t gw = lop_fits(g, 1, 1 + (size_t)track);
   if (gw)
-    maxpool_fwd_nchw_lop(g, io, track, gw);
+    lop_run(g, io, gw, 1, -1, track, SP_FN(sp_maxpool_fwd_nhwc));
   else if (!track)
     maxpool_fwd_nchw_body(g, io, 0);
   else

@@ -5,6 +5,15 @@
 
 #include "tmpl/nchw.h"
 
+/* The NHWC entries that the NCHW entries run on groups of planes through
+ * the scratch (lop_run; defined below). */
+void SP_FN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_maxpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_maxpool_bwd_idx_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
+
 /* ================================================================ 2x2/s2
  * The hot path: 2x2 windows, stride 2, no padding, every tap valid
  * (SP_SHAPE_2X2S2). MAX reduces each row's pair first, then row 0 with row
@@ -478,33 +487,16 @@ static inline size_t p2_lop_width(const sp_geom *g, size_t big, size_t small) {
   return g->ow < SP_VL ? lop_group(g, big, small) : 0;
 }
 
-/* Forward (P2_MAX, P2_AVG, P2_LP; track: MAX with indices) in groups of gw
- * planes. */
-SP_HOT void fwd2x2_nchw_lop(const sp_geom *g, const sp_io *io, int method,
-                            int track, size_t gw) {
-  _Alignas(64) float scratch[LOP_ELEMS];
-  const size_t P = g->h * g->w, Q = g->oh * g->ow, planes = g->n * g->c;
-  float *const xs = scratch, *const ys = xs + P * gw;
-  void *const is = ys + Q * gw;
-  const sp_geom gs = lop_geom(g, track, gw);
-  for (size_t p0 = 0; p0 < planes; p0 += gw) {
-    const size_t np = planes - p0 < gw ? planes - p0 : gw;
-    lop_gather(xs, gw, io->x + p0 * P, P, P, np);
-    const sp_io ios = {xs, ys, track ? is : NULL, NULL, NULL};
-    fwd2x2_nhwc_body(&gs, &ios, method);
-    lop_scatter(io->y + p0 * Q, ys, gw, Q, Q, np);
-    if (track)
-      lop_indices(g, io->indices, is, gw, p0, np, 1);
-  }
-}
-
 /* The NCHW forward entry: through the scratch where rows are short and a
  * group fits, else by rows. */
 SP_HOT void fwd2x2_nchw(const sp_geom *g, const sp_io *io, int method,
                         int track) {
   const size_t gw = p2_lop_width(g, 1, 1 + (size_t)track);
   if (gw)
-    fwd2x2_nchw_lop(g, io, method, track, gw);
+    lop_run(g, io, gw, 1, -1, track,
+            method == P2_MAX   ? SP_FN(sp_maxpool_fwd_2x2s2_nhwc)
+            : method == P2_AVG ? SP_FN(sp_avgpool_fwd_2x2s2_nhwc)
+                               : SP_FN(sp_lppool_fwd_2x2s2_nhwc));
   else
     fwd2x2_nchw_body(g, io, method, track);
 }
@@ -926,40 +918,17 @@ void SP_FN(sp_unpool_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2x2_nhwc_body(g, io, BWD_UNPOOL);
 }
 
-/* Backward through the scratch (fwd2x2_nchw_lop's reasons): BWD_MAX (x
- * too), BWD_MAX_IDX (indices as int32 or U8) or BWD_AVG, in groups of gw
- * planes. */
-SP_HOT void bwd2x2_nchw_lop(const sp_geom *g, const sp_io *io, int mode,
-                            size_t gw) {
-  _Alignas(64) float scratch[LOP_ELEMS];
-  const size_t P = g->h * g->w, Q = g->oh * g->ow, planes = g->n * g->c;
-  float *const dxs = scratch, *const dys = dxs + P * gw;
-  float *const xs = dys + Q * gw; /* x (BWD_MAX), or the indices */
-  const sp_geom gs = lop_geom(g, mode == BWD_MAX_IDX, gw);
-  for (size_t p0 = 0; p0 < planes; p0 += gw) {
-    const size_t np = planes - p0 < gw ? planes - p0 : gw;
-    lop_gather(dys, gw, io->dy + p0 * Q, Q, Q, np);
-    sp_io ios = {NULL, NULL, NULL, dys, dxs};
-    if (mode == BWD_MAX_IDX) {
-      lop_indices(g, io->indices, xs, gw, p0, np, 0);
-      lop_unused_lanes(g, xs, gw, Q, np);
-      ios.indices = xs;
-    } else if (mode == BWD_MAX) {
-      lop_gather(xs, gw, io->x + p0 * P, P, P, np);
-      ios.x = xs;
-    }
-    bwd2x2_nhwc_body(&gs, &ios, mode);
-    lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);
-  }
-}
-
 /* The NCHW backward entry (not unpooling): through the scratch where rows
  * are short and a group fits, else by rows. */
 SP_HOT void bwd2x2_nchw(const sp_geom *g, const sp_io *io, int mode) {
   const size_t gw = p2_lop_width(g, 1 + (size_t)(mode == BWD_MAX),
                                  1 + (size_t)(mode == BWD_MAX_IDX));
   if (gw)
-    bwd2x2_nchw_lop(g, io, mode, gw);
+    lop_run(g, io, gw, mode == BWD_MAX, mode == BWD_MAX_IDX,
+            mode == BWD_MAX_IDX,
+            mode == BWD_MAX       ? SP_FN(sp_maxpool_bwd_2x2s2_nhwc)
+            : mode == BWD_MAX_IDX ? SP_FN(sp_maxpool_bwd_idx_2x2s2_nhwc)
+                                  : SP_FN(sp_avgpool_bwd_2x2s2_nhwc));
   else
     bwd2x2_nchw_body(g, io, mode);
 }

@@ -454,7 +454,7 @@ SP_HOT void nd_pixel(const sp_geom *g, const sp_io *io, const nd_lay *l,
   const size_t C = l->lanes, chunk = ND_NB * SP_VL;
   size_t c0 = 0;
   if (l->cf) {
-    /* The strided walk, the fallback of planes too large for nd_run_lop's
+    /* The strided walk, the fallback of planes too large for lop_run's
      * groups, is bound by its lane gathers: its vector counts stay run-time
      * values (one instantiation instead of ND_NB + 1). */
     for (; c0 < C; c0 += chunk) {
@@ -520,7 +520,7 @@ static inline int nd_lop_idx(const sp_geom *g, int meth, int bwd) {
 }
 /* The channels-last walk of one op, the op's NHWC entry point: one copy
  * serves the channels-first groups and tiles too (not inlined into each). */
-typedef void (*nd_walk_fn)(const sp_geom *g, const sp_io *io);
+typedef lop_fn nd_walk_fn;
 SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
                     int bwd);
 
@@ -528,39 +528,6 @@ SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
 static inline size_t nd_lop_width(const sp_geom *g, int meth, int bwd) {
   return lop_group(g, (size_t)nd_lop_need_x(meth, bwd) + (bwd >= 0),
                    1 + (size_t)nd_lop_idx(g, meth, bwd));
-}
-
-SP_HOT void nd_run_lop(const sp_geom *g, const sp_io *io, int bwd, size_t gw,
-                       int meth, nd_walk_fn walk_cl) {
-  _Alignas(64) float scratch[LOP_ELEMS];
-  const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
-  const int need_x = nd_lop_need_x(meth, bwd), idx = nd_lop_idx(g, meth, bwd);
-  float *const xs = scratch;
-  float *const dxs = xs + (need_x ? P * gw : 0);
-  float *const ys = dxs + (bwd >= 0 ? P * gw : 0); /* y, or dy */
-  void *const is = ys + Q * gw;
-  const sp_geom gs = lop_geom(g, idx, gw);
-  for (size_t p0 = 0; p0 < planes; p0 += gw) {
-    const size_t np = planes - p0 < gw ? planes - p0 : gw;
-    if (need_x)
-      lop_gather(xs, gw, io->x + p0 * P, P, P, np);
-    if (bwd >= 0)
-      lop_gather(ys, gw, io->dy + p0 * Q, Q, Q, np);
-    if (idx && bwd > 0) {
-      lop_indices(g, io->indices, is, gw, p0, np, 0);
-      lop_unused_lanes(g, is, gw, Q, np);
-    }
-    const sp_io ios = {need_x ? xs : NULL, bwd < 0 ? ys : NULL, idx ? is : NULL,
-                       bwd >= 0 ? ys : NULL, bwd >= 0 ? dxs : NULL};
-    walk_cl(&gs, &ios);
-    if (bwd >= 0) {
-      lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);
-      continue;
-    }
-    lop_scatter(io->y + p0 * Q, ys, gw, Q, Q, np);
-    if (idx)
-      lop_indices(g, io->indices, is, gw, p0, np, 1);
-  }
 }
 
 /* Forward (bwd < 0), every method: y (and indices, MAX) of every output
@@ -599,7 +566,7 @@ SP_HOT void nd_walk(const sp_geom *g0, const sp_io *io0, int cf, int meth,
     canonicalize_px(io->dx, g->n * plane, g->c, g->xs);
 }
 
-/* Channels-first plans on planes too large for nd_run_lop's groups
+/* Channels-first plans on planes too large for lop_run's groups
  * (PSPNet's 64x64 planes, 3D volumes): tiles of outputs, each with the
  * box of inputs its windows span, through the same scratch. A tile's
  * geometry is cut from the plane's on every axis (sp_cut_axis: each window
@@ -952,7 +919,8 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
     const size_t gw = nd_lop_width(g, SIMDPOOL_##meth, bwd);                   \
     size_t t[3], tw;                                                           \
     if (gw)                                                                    \
-      nd_run_lop(g, io, bwd, gw, SIMDPOOL_##meth, SP_FN(sp_##op##_nd_nhwc));   \
+      lop_run(g, io, gw, nd_lop_need_x(SIMDPOOL_##meth, bwd), bwd,             \
+              nd_lop_idx(g, SIMDPOOL_##meth, bwd), SP_FN(sp_##op##_nd_nhwc));  \
     else if ((tw = nd_tile(g, SIMDPOOL_##meth, bwd, t)) != 0)                  \
       nd_run_tiles(g, io, SIMDPOOL_##meth, bwd, t, tw,                         \
                    SP_FN(sp_##op##_nd_nhwc));                                  \
