@@ -32,6 +32,12 @@ static inline vf max2x2_as(vf a00, vf a01, vf a10, vf a11, const vi l[4],
   return vf_select(rr, top, bottom);
 }
 
+/* MAX of one 2x2 block holding no NaN: max(b, a) = b > a ? b : a is then
+ * each MAX step exactly (ties keep a), in the same tree. */
+static inline vf max2x2_plain(vf a00, vf a01, vf a10, vf a11) {
+  return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
+}
+
 /* The same with the tap numbers 0..3. */
 static inline vf max2x2(vf a00, vf a01, vf a10, vf a11, vi *tap) {
   const vi l[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)};
@@ -97,10 +103,9 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
                         vf a00, vf a01, vf a10, vf a11, const vi *labels,
                         vi *tap) {
   if (method == P2_MAX) {
-    /* Without NaNs, max(b, a) = b > a ? b : a is the MAX step exactly (ties
-     * keep a); a block holding a NaN takes the full compare-and-select. */
+    /* A block holding a NaN takes the full compare-and-select. */
     if (!track && !vm_any(vm_or(vm_unord(a00, a01), vm_unord(a10, a11))))
-      return vf_max_x86(vf_max_x86(a11, a10), vf_max_x86(a01, a00));
+      return max2x2_plain(a00, a01, a10, a11);
     return max2x2_as(a00, a01, a10, a11, labels, tap);
   }
   if (method == P2_AVG) {
@@ -315,10 +320,10 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
   if (!track && half == P3_BOTH &&
       !vm_any(vm_or(vm_or(vm_unord(a[0], a[1]), vm_unord(a[2], a[3])),
                     vm_or(vm_unord(a[4], a[5]), vm_unord(a[6], a[7]))))) {
-    /* No NaN among the eight: max(b, a) = b > a ? b : a is each MAX step
-     * (ties keep a), tested once for the window. */
-    const vf f = vf_max_x86(vf_max_x86(a[3], a[2]), vf_max_x86(a[1], a[0]));
-    const vf b = vf_max_x86(vf_max_x86(a[7], a[6]), vf_max_x86(a[5], a[4]));
+    /* No NaN among the eight (tested once for the window): plain trees,
+     * and the back replaces the front where greater. */
+    const vf f = max2x2_plain(a[0], a[1], a[2], a[3]);
+    const vf b = max2x2_plain(a[4], a[5], a[6], a[7]);
     store_lanes(yo, yclamp(g, vf_max_x86(b, f)), cnt);
     return;
   }

@@ -653,8 +653,10 @@ static inline int nd_clip(const sp_geom *g, int meth, int bwd) {
 /* The group width for tiles of t[0] x t[1] x t[2] outputs (0: none fits);
  * backward, with the outputs before each tile that reach its box. */
 static inline size_t nd_tile_width(const sp_geom *g, const size_t t[3],
-                                   int meth, int bwd) {
+                                   int meth, int bwd, sp_wide *own,
+                                   sp_wide *run) {
   sp_geom p = *g, q = *g;
+  *own = *run = 1; /* outputs a tile owns, and runs */
   for (int ax = 0; ax < 3; ax++) {
     const nd_ax a = nd_ax_of(&q, ax), b = nd_ax_of(&p, ax);
     size_t n = t[ax]; /* outputs, then those that reach the box */
@@ -663,6 +665,8 @@ static inline size_t nd_tile_width(const sp_geom *g, const size_t t[3],
       n += nd_reach(g->adaptive, *a.in, *a.out, a.s, a.e, a.cut);
     if (n > *a.out)
       n = *a.out;
+    *own *= m;
+    *run *= n;
     *b.in = nd_span(g->adaptive, *a.in, *a.out, a.s, a.e, a.cut,
                     nd_clip(g, meth, bwd) ? m : n);
     *b.out = n;
@@ -687,21 +691,10 @@ static inline size_t nd_tile(const sp_geom *g, int meth, int bwd, size_t t[3]) {
   t[1] = g->oh;
   t[2] = g->ow;
   for (;;) {
-    const size_t gw = nd_tile_width(g, t, meth, bwd);
-    if (gw && bwd >= 0 && !nd_clip(g, meth, bwd)) {
-      sp_geom q = *g;
-      sp_wide own = 1, run = 1;
-      for (int ax = 0; ax < 3; ax++) {
-        const nd_ax a = nd_ax_of(&q, ax);
-        const size_t m = t[ax] < *a.out ? t[ax] : *a.out;
-        const size_t n =
-            m + nd_reach(g->adaptive, *a.in, *a.out, a.s, a.e, a.cut);
-        own *= m;
-        run *= n < *a.out ? n : *a.out;
-      }
-      if (run > ND_TILE_MOST_REDO * own)
-        return 0;
-    }
+    sp_wide own, run;
+    const size_t gw = nd_tile_width(g, t, meth, bwd, &own, &run);
+    if (gw && !nd_clip(g, meth, bwd) && run > ND_TILE_MOST_REDO * own)
+      return 0;
     if (gw)
       return gw;
     const int ax = t[0] > 1 ? 0 : t[1] > 1 ? 1 : 2;
