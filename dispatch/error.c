@@ -73,3 +73,19 @@ const char *sp_index_type_name(simdpool_index_type t) {
   }
   return "?";
 }
+
+const char *sp_dtype_name(simdpool_dtype t) {
+  switch (t) {
+  case SIMDPOOL_F32:
+    return "F32";
+  case SIMDPOOL_BF16:
+    return "BF16";
+  case SIMDPOOL_F16:
+    return "F16";
+  case SIMDPOOL_S8:
+    return "S8";
+  case SIMDPOOL_U8:
+    return "U8";
+  }
+  return "?";
+}

@@ -336,8 +336,8 @@ static size_t out_elems(const sp_geom *g) {
 }
 
 /* The checks of a forward call; on success the kernel may run. */
-static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
-                                     const float *y, const void *indices,
+static simdpool_status check_forward(const simdpool_plan *plan, const void *x,
+                                     const void *y, const void *indices,
                                      const char *fn) {
   if (!plan)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: plan is NULL", fn);
@@ -354,8 +354,8 @@ static simdpool_status check_forward(const simdpool_plan *plan, const float *x,
   if (!has_index && indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "%s: indices given but the plan has index_type=NONE", fn);
-  const span sx = span_of(x, sp_x_elems(g) * sizeof(float));
-  const span sy = span_of(y, sp_y_elems(g) * sizeof(float));
+  const span sx = span_of(x, sp_x_elems(g) * sp_dtype_size(g->dtype));
+  const span sy = span_of(y, sp_y_elems(g) * sp_dtype_size(g->dtype));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
   const clash c[] = {{sx, sy, "x and y overlap"},
                      {sx, si, "x and indices overlap"},
@@ -384,10 +384,9 @@ static size_t first_bad_tap(const simdpool_plan *plan, const void *indices,
 
 /* The checks of a backward call (index validation included); on success *op
  * is the kernel to run. */
-static simdpool_status check_backward(const simdpool_plan *plan,
-                                      const float *dy, const void *indices,
-                                      const float *x, const float *dx,
-                                      const char *fn, sp_op *op,
+static simdpool_status check_backward(const simdpool_plan *plan, const void *dy,
+                                      const void *indices, const void *x,
+                                      const void *dx, const char *fn, sp_op *op,
                                       const par_for *par) {
   if (!plan)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: plan is NULL", fn);
@@ -419,9 +418,10 @@ static simdpool_status check_backward(const simdpool_plan *plan,
   /* Only the tensors the kernel reads count: AVG ignores x, and MAX from
    * indices ignores x too. */
   const int reads_x = *op == SP_OP_BWD && g->method != SIMDPOOL_AVG;
-  const span sdx = span_of(dx, sp_x_elems(g) * sizeof(float));
-  const span sdy = span_of(dy, sp_y_elems(g) * sizeof(float));
-  const span sx = span_of(reads_x ? x : NULL, sp_x_elems(g) * sizeof(float));
+  const span sdx = span_of(dx, sp_x_elems(g) * sp_dtype_size(g->dtype));
+  const span sdy = span_of(dy, sp_y_elems(g) * sp_dtype_size(g->dtype));
+  const span sx =
+      span_of(reads_x ? x : NULL, sp_x_elems(g) * sp_dtype_size(g->dtype));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
   const clash c[] = {{sdx, sdy, "dx overlaps dy"},
                      {sdx, sx, "dx overlaps x"},
@@ -443,8 +443,8 @@ static simdpool_status check_backward(const simdpool_plan *plan,
 
 /* ------------------------------------------------------------ entry points */
 
-simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
-                                 float *y, void *indices) {
+simdpool_status simdpool_forward(const simdpool_plan *plan, const void *x,
+                                 void *y, void *indices) {
   const simdpool_status st = check_forward(plan, x, y, indices, "forward");
   if (st != SIMDPOOL_OK)
     return st;
@@ -456,9 +456,9 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const float *x,
   return SIMDPOOL_OK;
 }
 
-simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
-                                  const void *indices, const float *x,
-                                  float *dx) {
+simdpool_status simdpool_backward(const simdpool_plan *plan, const void *dy,
+                                  const void *indices, const void *x,
+                                  void *dx) {
   sp_op op = SP_OP_BWD;
   const simdpool_status st =
       check_backward(plan, dy, indices, x, dx, "backward", &op, NULL);
@@ -470,8 +470,7 @@ simdpool_status simdpool_backward(const simdpool_plan *plan, const float *dy,
 }
 
 simdpool_status simdpool_forward_parallel(const simdpool_plan *plan,
-                                          const float *x, float *y,
-                                          void *indices,
+                                          const void *x, void *y, void *indices,
                                           simdpool_parallel_for_fn parallel_for,
                                           void *pool) {
   const simdpool_status st =
@@ -484,8 +483,8 @@ simdpool_status simdpool_forward_parallel(const simdpool_plan *plan,
 }
 
 simdpool_status
-simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
-                           const void *indices, const float *x, float *dx,
+simdpool_backward_parallel(const simdpool_plan *plan, const void *dy,
+                           const void *indices, const void *x, void *dx,
                            simdpool_parallel_for_fn parallel_for, void *pool) {
   sp_op op = SP_OP_BWD;
   const par_for par = {parallel_for, pool};
@@ -535,8 +534,8 @@ static size_t find_outside_plane(const sp_geom *g, const void *indices,
  * included; on success *general tells whether some index is not a tap of
  * its own window, so that the plan's fast kernel (which relies on that)
  * must not run. */
-static simdpool_status check_unpool(const simdpool_plan *plan, const float *src,
-                                    const void *indices, const float *dst,
+static simdpool_status check_unpool(const simdpool_plan *plan, const void *src,
+                                    const void *indices, const void *dst,
                                     int bwd, const char *fn, const par_for *par,
                                     int *general) {
   const char *src_name = bwd ? "dx" : "y", *dst_name = bwd ? "dy" : "x";
@@ -555,8 +554,8 @@ static simdpool_status check_unpool(const simdpool_plan *plan, const float *src,
                    fn, sp_method_name(g->method),
                    sp_index_type_name(g->index_type));
   /* dst is input-shaped for unpooling, output-shaped for its backward. */
-  const size_t xb = sp_x_elems(g) * sizeof(float),
-               yb = sp_y_elems(g) * sizeof(float);
+  const size_t xb = sp_x_elems(g) * sp_dtype_size(g->dtype),
+               yb = sp_y_elems(g) * sp_dtype_size(g->dtype);
   const span sd = span_of(dst, bwd ? yb : xb);
   const span ss = span_of(src, bwd ? xb : yb);
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
@@ -597,8 +596,8 @@ static simdpool_status check_unpool(const simdpool_plan *plan, const float *src,
 
 /* Unpooling reads y (as dy) and writes x (as dx); its backward reads dx
  * (as x) and writes dy (as y): see sp_io. */
-static sp_io unpool_io(int bwd, const float *src, const void *indices,
-                       float *dst) {
+static sp_io unpool_io(int bwd, const void *src, const void *indices,
+                       void *dst) {
   sp_io io = {NULL, NULL, (void *)(uintptr_t)indices, NULL, NULL};
   if (bwd) {
     io.x = src;
@@ -610,8 +609,8 @@ static sp_io unpool_io(int bwd, const float *src, const void *indices,
   return io;
 }
 
-static simdpool_status unpool_call(const simdpool_plan *plan, const float *src,
-                                   const void *indices, float *dst, int bwd,
+static simdpool_status unpool_call(const simdpool_plan *plan, const void *src,
+                                   const void *indices, void *dst, int bwd,
                                    const char *fn, const par_for *par) {
   int general = 0;
   const simdpool_status st =
@@ -628,20 +627,20 @@ static simdpool_status unpool_call(const simdpool_plan *plan, const float *src,
   return SIMDPOOL_OK;
 }
 
-simdpool_status simdpool_unpool(const simdpool_plan *plan, const float *y,
-                                const void *indices, float *x) {
+simdpool_status simdpool_unpool(const simdpool_plan *plan, const void *y,
+                                const void *indices, void *x) {
   return unpool_call(plan, y, indices, x, 0, "unpool", NULL);
 }
 
 simdpool_status simdpool_unpool_backward(const simdpool_plan *plan,
-                                         const float *dx, const void *indices,
-                                         float *dy) {
+                                         const void *dx, const void *indices,
+                                         void *dy) {
   return unpool_call(plan, dx, indices, dy, 1, "unpool_backward", NULL);
 }
 
 simdpool_status simdpool_unpool_parallel(const simdpool_plan *plan,
-                                         const float *y, const void *indices,
-                                         float *x,
+                                         const void *y, const void *indices,
+                                         void *x,
                                          simdpool_parallel_for_fn parallel_for,
                                          void *pool) {
   const par_for par = {parallel_for, pool};
@@ -649,7 +648,7 @@ simdpool_status simdpool_unpool_parallel(const simdpool_plan *plan,
 }
 
 simdpool_status simdpool_unpool_backward_parallel(
-    const simdpool_plan *plan, const float *dx, const void *indices, float *dy,
+    const simdpool_plan *plan, const void *dx, const void *indices, void *dy,
     simdpool_parallel_for_fn parallel_for, void *pool) {
   const par_for par = {parallel_for, pool};
   return unpool_call(plan, dx, indices, dy, 1, "unpool_backward_parallel",

@@ -14,8 +14,10 @@
  * work happens inside an opaque call that sits between the two asm volatile
  * statements; asm volatile statements are never reordered with each other or
  * with calls. Keep the call opaque (no LTO of kernels into this file). The
- * only floating-point work of dispatch itself is none: the checks and the
- * chunking are integer code. */
+ * only floating-point work of dispatch itself is plan creation (its checks
+ * compare floats and its messages print them), which runs whole through
+ * sp_call_default_env(); the calls' checks and the chunking are integer
+ * code. */
 #include "internal.h"
 
 /* Forward's output clamp over the y the kernel just wrote: comparisons,
@@ -55,8 +57,9 @@ static inline void write_mxcsr(unsigned v) {
   __asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory");
 }
 
-void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
-                            const sp_geom *g, const sp_io *io) {
+typedef unsigned env_state;
+
+static inline env_state env_enter(void) {
   const unsigned saved = read_mxcsr();
   /* The caller's sticky flags may stay set while the kernel runs (they
    * change no result); only the control bits must be the default, and
@@ -66,9 +69,10 @@ void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
    * flight, and measured here costs about twice the write. */
   if ((saved & ~MXCSR_STATUS) != MXCSR_DEFAULT)
     write_mxcsr(MXCSR_DEFAULT | (saved & MXCSR_STATUS));
-  fn(g, io);
-  if (clamp)
-    clamp_y(clamp, g, io);
+  return saved;
+}
+
+static inline void env_leave(env_state saved) {
   write_mxcsr(saved);
 }
 #elif SP_FPENV_ARM64
@@ -92,27 +96,49 @@ static inline void write_fpsr(unsigned long v) {
   __asm__ volatile("msr fpsr, %0" : : "r"(v) : "memory");
 }
 
-void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
-                            const sp_geom *g, const sp_io *io) {
-  const unsigned long fpcr = read_fpcr(), fpsr = read_fpsr();
-  if (fpcr != 0) /* FPCR writes may stall the pipeline: only when needed */
+typedef struct env_state {
+  unsigned long fpcr, fpsr;
+} env_state;
+
+static inline env_state env_enter(void) {
+  const env_state saved = {read_fpcr(), read_fpsr()};
+  if (saved.fpcr !=
+      0) /* FPCR writes may stall the pipeline: only when needed */
     write_fpcr(0);
-  fn(g, io);
-  if (clamp)
-    clamp_y(clamp, g, io);
-  if (fpcr != 0)
-    write_fpcr(fpcr);
-  write_fpsr(fpsr); /* as on x86: a write, not a read that waits */
+  return saved;
+}
+
+static inline void env_leave(env_state saved) {
+  if (saved.fpcr != 0)
+    write_fpcr(saved.fpcr);
+  write_fpsr(saved.fpsr); /* as on x86: a write, not a read that waits */
 }
 #else
-void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
-                            const sp_geom *g, const sp_io *io) {
+typedef fenv_t env_state;
+
+static inline env_state env_enter(void) {
   fenv_t saved;
   fegetenv(&saved);
   fesetenv(FE_DFL_ENV);
-  fn(g, io);
-  if (clamp)
-    clamp_y(clamp, g, io);
+  return saved;
+}
+
+static inline void env_leave(env_state saved) {
   fesetenv(&saved);
 }
 #endif
+
+void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
+                            const sp_geom *g, const sp_io *io) {
+  const env_state saved = env_enter();
+  fn(g, io);
+  if (clamp)
+    clamp_y(clamp, g, io);
+  env_leave(saved);
+}
+
+void sp_call_default_env(void (*fn)(void *ctx), void *ctx) {
+  const env_state saved = env_enter();
+  fn(ctx);
+  env_leave(saved);
+}

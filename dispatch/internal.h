@@ -19,6 +19,7 @@ simdpool_status sp_fail(simdpool_status st, const char *fmt, ...)
 const char *sp_method_name(simdpool_method m);
 const char *sp_padding_name(simdpool_padding p);
 const char *sp_index_type_name(simdpool_index_type t);
+const char *sp_dtype_name(simdpool_dtype t);
 
 /* Nonzero when the CPU and OS can run kernels of isa (detected once). */
 int sp_cpu_runs(simdpool_isa isa);
@@ -83,6 +84,12 @@ void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io);
  * same environment. */
 void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
                             const sp_geom *g, const sp_io *io);
+
+/* Runs fn(ctx) in the same environment: dispatch's own floating-point work
+ * (plan creation: its float checks and messages), which must not depend on
+ * the caller's mode either. fn must be defined in another translation
+ * unit. */
+void sp_call_default_env(void (*fn)(void *ctx), void *ctx);
 
 /* Which ops a plan of geometry g needs. */
 int sp_op_needed(const sp_geom *g, sp_op op);

@@ -213,8 +213,9 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   /* Bytes the call moves: plan creation bounded each tensor's byte count by
    * PTRDIFF_MAX, so their sum fits in size_t. Integer arithmetic, so the
    * split never depends on the caller's floating-point environment. */
-  const size_t bytes = sizeof(float) * j->planes * j->in_plane +
-                       sizeof(float) * j->planes * j->out_plane;
+  const size_t esize = sp_dtype_size(g->dtype);
+  const size_t bytes =
+      esize * j->planes * j->in_plane + esize * j->planes * j->out_plane;
   size_t chunks = bytes / (chunk_bytes ? chunk_bytes : 1);
   if (chunks > SP_CHUNK_MAX)
     chunks = SP_CHUNK_MAX;

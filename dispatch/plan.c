@@ -37,13 +37,14 @@
  * layout. */
 static const size_t desc_layout_sizes[] = {
     SP_DESC_SIZE_THROUGH(isa),   /* 0.1 plus struct_size: the first with it */
-    SP_DESC_SIZE_THROUGH(out_w), /* 0.2: pixel strides, output clamp,
-                                    depth, adaptive windows */
+    SP_DESC_SIZE_THROUGH(quant), /* 0.2: pixel strides, output clamp,
+                                    depth, adaptive windows, dtype and
+                                    quantization */
 };
 #define SP_DESC_LAYOUTS (sizeof desc_layout_sizes / sizeof desc_layout_sizes[0])
 _Static_assert(_Alignof(simdpool_desc) == _Alignof(size_t),
                "SP_DESC_SIZE_THROUGH assumes size_t's alignment");
-_Static_assert(SP_DESC_SIZE_THROUGH(out_w) == sizeof(simdpool_desc),
+_Static_assert(SP_DESC_SIZE_THROUGH(quant) == sizeof(simdpool_desc),
                "simdpool_desc grew: add its layout to desc_layout_sizes");
 
 void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
@@ -82,6 +83,11 @@ void simdpool_desc_init_sized(simdpool_desc *d, size_t struct_size,
   full.pad_front = full.pad_back = 0;
   full.adaptive = 0;
   full.out_d = full.out_h = full.out_w = 0;
+  full.dtype = SIMDPOOL_F32;
+  full.quant.x_scale = full.quant.y_scale = 1.0f;
+  full.quant.x_zero_point = full.quant.y_zero_point = 0;
+  full.quant.y_min = INT32_MIN; /* the dtype's whole range */
+  full.quant.y_max = INT32_MAX;
   /* The caller's descriptor has struct_size bytes: a shorter (older) one
    * gets the fields it has, a longer (newer) one the fields this library
    * knows, which plan creation then rejects by its size. */
@@ -450,6 +456,148 @@ static simdpool_status check_adaptive(const simdpool_desc *d) {
   return SIMDPOOL_OK;
 }
 
+/* The value range of an integer dtype (S8, U8). */
+static void int_range(simdpool_dtype t, int32_t *lo, int32_t *hi) {
+  *lo = t == SIMDPOOL_S8 ? -128 : 0;
+  *hi = t == SIMDPOOL_S8 ? 127 : 255;
+}
+
+/* A bound of the quantization's output clamp: v, or the dtype range's end
+ * when v is the sentinel that stands for it (INT32_MIN for y_min,
+ * INT32_MAX for y_max). */
+static int32_t clamp_bound(int32_t v, int32_t sentinel, int32_t end) {
+  return v == sentinel ? end : v;
+}
+
+/* The multiplier of a quantized AVG plan for one divisor, computed as the
+ * kernels compute it (docs/semantics.md#quantized-avg): in f32 (plan
+ * creation runs in the default floating-point environment). */
+static float quant_multiplier(const simdpool_quant *q, size_t divisor,
+                              float *ratio) {
+  *ratio = q->x_scale / q->y_scale;
+  return *ratio / (float)divisor;
+}
+
+/* The rules of the element type that need no output shape
+ * (docs/semantics.md#element-types): S8/U8 plans are MAX or quantized AVG
+ * forward without a float clamp, and an S8/U8 AVG plan's quantization
+ * holds finite positive scales and zero points and a clamp inside the
+ * dtype's range. */
+static simdpool_status check_dtype(const simdpool_desc *d) {
+  const int integer = d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8;
+  if (!integer)
+    return SIMDPOOL_OK;
+  const char *t = sp_dtype_name(d->dtype);
+  if (d->method == SIMDPOOL_LP)
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "method=LP with dtype=%s: LP pooling exists for F32, BF16 "
+                   "and F16 only",
+                   t);
+  if (d->clamp)
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "clamp=1 with dtype=%s: the output clamp is for "
+                   "floating-point dtypes (quantized AVG clamps with "
+                   "quant.y_min and quant.y_max)",
+                   t);
+  if (d->method != SIMDPOOL_AVG)
+    return SIMDPOOL_OK; /* MAX ignores quant */
+  const simdpool_quant *q = &d->quant;
+  const struct {
+    const char *name;
+    float value;
+  } scales[] = {{"x_scale", q->x_scale}, {"y_scale", q->y_scale}};
+  for (size_t i = 0; i < 2; i++)
+    if (!(isfinite(scales[i].value) && scales[i].value > 0.0f))
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "quant.%s=%g with dtype=%s and method=AVG: a scale must "
+                     "be finite and > 0",
+                     scales[i].name, (double)scales[i].value, t);
+  int32_t lo, hi;
+  int_range(d->dtype, &lo, &hi);
+  const struct {
+    const char *name;
+    int32_t value;
+  } zps[] = {{"x_zero_point", q->x_zero_point},
+             {"y_zero_point", q->y_zero_point}};
+  for (size_t i = 0; i < 2; i++)
+    if (zps[i].value < lo || zps[i].value > hi)
+      return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                     "quant.%s=%d is outside %s's range [%d, %d]", zps[i].name,
+                     (int)zps[i].value, t, (int)lo, (int)hi);
+  const int32_t ymin = clamp_bound(q->y_min, INT32_MIN, lo);
+  const int32_t ymax = clamp_bound(q->y_max, INT32_MAX, hi);
+  if (ymin < lo || ymin > hi || ymax < lo || ymax > hi)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "quant.%s=%d is outside %s's range [%d, %d] (y_min "
+                   "INT32_MIN and y_max INT32_MAX stand for its ends)",
+                   ymin < lo || ymin > hi ? "y_min" : "y_max",
+                   (int)(ymin < lo || ymin > hi ? q->y_min : q->y_max), t,
+                   (int)lo, (int)hi);
+  if (ymin > ymax)
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "quant.y_min=%d is greater than quant.y_max=%d: the "
+                   "output range is empty",
+                   (int)ymin, (int)ymax);
+  return SIMDPOOL_OK;
+}
+
+static size_t gcd_size(size_t a, size_t b) {
+  while (b) {
+    const size_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/* The most input elements one window of an axis holds: the kernel
+ * (fixed windows), or for adaptive windows ceil((in + out - gcd(in, out))
+ * / out): window o holds ceil((r + in) / out) elements, r = o*in mod out,
+ * and r reaches every multiple of the gcd below out. */
+static size_t axis_max_taps(int adaptive, size_t in, size_t out, size_t k) {
+  if (!adaptive)
+    return k;
+  const size_t top = out - gcd_size(in, out); /* < out, and in + out fits */
+  return in / out + (top + in % out + out - 1) / out;
+}
+
+/* The rules of S8/U8 AVG that need the windows: at most 2^23 taps in a
+ * window (the int32 sum and its conversion to f32 stay exact), and a
+ * requantization multiplier m = (x_scale / y_scale) / divisor that is a
+ * normal float for every divisor the plan can use: m shrinks as the divisor
+ * grows, so divisor 1 and the largest window's tap count bound them all. */
+static simdpool_status check_quant_windows(const simdpool_desc *d,
+                                           const sp_geom *g) {
+  if (!(d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) ||
+      d->method != SIMDPOOL_AVG)
+    return SIMDPOOL_OK;
+  const char *t = sp_dtype_name(d->dtype);
+  const size_t limit = (size_t)1 << 23;
+  const size_t taps[3] = {axis_max_taps(g->adaptive, g->d, g->od, g->kd),
+                          axis_max_taps(g->adaptive, g->h, g->oh, g->kh),
+                          axis_max_taps(g->adaptive, g->w, g->ow, g->kw)};
+  size_t window = 1;
+  for (size_t i = 0; i < 3; i++)
+    window = taps[i] > limit || window * taps[i] > limit ? limit + 1
+                                                         : window * taps[i];
+  if (window > limit)
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "dtype=%s AVG with windows of up to %zux%zux%zu taps: "
+                   "quantized windows may hold at most 2^23 taps",
+                   t, taps[0], taps[1], taps[2]);
+  float ratio;
+  const float m = quant_multiplier(&d->quant, window, &ratio);
+  if (!isnormal(ratio) || !isnormal(m))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "quant.x_scale=%g, quant.y_scale=%g: the requantization "
+                   "multiplier (x_scale / y_scale) / divisor must be a "
+                   "normal float for divisors 1 to %zu, it is %g for %zu",
+                   (double)d->quant.x_scale, (double)d->quant.y_scale, window,
+                   (double)(isnormal(ratio) ? m : ratio),
+                   isnormal(ratio) ? window : (size_t)1);
+  return SIMDPOOL_OK;
+}
+
 simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   if (!caller)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "desc is NULL");
@@ -474,6 +622,9 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   if (bad_enum((int)d->isa, SIMDPOOL_ISA_NEON + 1))
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "isa=%d is not a simdpool_isa",
                    (int)d->isa);
+  if (bad_enum((int)d->dtype, SIMDPOOL_U8 + 1))
+    return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
+                   "dtype=%d is not a simdpool_dtype", (int)d->dtype);
 
   const struct {
     const char *name;
@@ -576,8 +727,13 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
                    "range is empty",
                    (double)d->clamp_min, (double)d->clamp_max);
 
+  const simdpool_status dtype_st = check_dtype(d);
+  if (dtype_st != SIMDPOOL_OK)
+    return dtype_st;
+
   memset(g, 0, sizeof *g);
   g->method = d->method;
+  g->dtype = d->dtype;
   g->layout = d->layout;
   g->index_type = d->index_type;
   g->n = d->n;
@@ -638,16 +794,17 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   const size_t out_count = mul_checked(nc, out_plane, &ok);
   const size_t in_pixels = mul_checked(d->n, in_plane, &ok);
   const size_t out_pixels = mul_checked(d->n, out_plane, &ok);
-  mul_checked(mul_checked(nc, in_plane, &ok), sizeof(float), &ok);
-  mul_checked(out_count, sizeof(float), &ok);
+  const size_t esize = sp_dtype_size(d->dtype);
+  mul_checked(mul_checked(nc, in_plane, &ok), esize, &ok);
+  mul_checked(out_count, esize, &ok);
   mul_checked(out_count, sp_index_size(d->index_type), &ok);
-  mul_checked(g->xs, sizeof(float), &ok); /* a pixel step fits ptrdiff_t */
-  mul_checked(g->ys, sizeof(float), &ok);
+  mul_checked(g->xs, esize, &ok); /* a pixel step fits ptrdiff_t */
+  mul_checked(g->ys, esize, &ok);
   if (ok && d->layout == SIMDPOOL_NHWC) {
     mul_checked(add_checked(mul_checked(in_pixels - 1, g->xs, &ok), d->c, &ok),
-                sizeof(float), &ok);
+                esize, &ok);
     mul_checked(add_checked(mul_checked(out_pixels - 1, g->ys, &ok), d->c, &ok),
-                sizeof(float), &ok);
+                esize, &ok);
   }
   if (!ok)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
@@ -679,9 +836,18 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
    * it halved the 2x2/s2 NCHW forward's time here). The sum cannot
    * overflow: each term is bounded above. */
   const size_t l2 = sp_cpu_l2_bytes();
-  const size_t call_bytes = sizeof(float) * (nc * in_plane + out_count) +
+  const size_t call_bytes = esize * (nc * in_plane + out_count) +
                             sp_index_size(d->index_type) * out_count;
   g->beyond_l2 = l2 == 0 || call_bytes > l2;
+  const simdpool_status quant_st = check_quant_windows(d, g);
+  if (quant_st != SIMDPOOL_OK)
+    return quant_st;
+  if (d->dtype != SIMDPOOL_F32)
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "dtype=%s: this version of simdpool checks %s plans but "
+                   "has no %s kernels yet (F32 only)",
+                   sp_dtype_name(d->dtype), sp_dtype_name(d->dtype),
+                   sp_dtype_name(d->dtype));
   return SIMDPOOL_OK;
 }
 
@@ -955,8 +1121,10 @@ static simdpool_status requested_isa(const simdpool_desc *d,
                  env);
 }
 
-simdpool_status simdpool_plan_create(const simdpool_desc *d,
-                                     simdpool_plan **out) {
+/* Plan creation proper; simdpool_plan_create runs it in the default
+ * floating-point environment. */
+static simdpool_status plan_create(const simdpool_desc *d,
+                                   simdpool_plan **out) {
   if (!out)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
@@ -1008,6 +1176,30 @@ simdpool_status simdpool_plan_create(const simdpool_desc *d,
   return SIMDPOOL_OK;
 }
 
+typedef struct create_call {
+  const simdpool_desc *d;
+  simdpool_plan **out;
+  simdpool_status status;
+} create_call;
+
+static void create_task(void *ctx) {
+  create_call *c = ctx;
+  c->status = plan_create(c->d, c->out);
+}
+
+/* Plan creation compares floats (LP's p, the clamp, quantization scales
+ * and multipliers) and prints them into messages, and glibc's printf
+ * rounds decimals in the current rounding mode: all of it runs in the
+ * IEEE default environment (sp_call_default_env), so that neither a
+ * decision nor a message depends on the caller's mode, and the caller's
+ * control and status state comes back unchanged. */
+simdpool_status simdpool_plan_create(const simdpool_desc *d,
+                                     simdpool_plan **out) {
+  create_call c = {d, out, SIMDPOOL_OK};
+  sp_call_default_env(create_task, &c);
+  return c.status;
+}
+
 void simdpool_plan_destroy(simdpool_plan *plan) {
   free(plan);
 }
@@ -1056,10 +1248,10 @@ size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
   switch (which) {
   case SIMDPOOL_TENSOR_X:
   case SIMDPOOL_TENSOR_DX:
-    return sp_x_elems(g) * sizeof(float);
+    return sp_x_elems(g) * sp_dtype_size(g->dtype);
   case SIMDPOOL_TENSOR_Y:
   case SIMDPOOL_TENSOR_DY:
-    return sp_y_elems(g) * sizeof(float);
+    return sp_y_elems(g) * sp_dtype_size(g->dtype);
   case SIMDPOOL_TENSOR_INDICES:
     return planes * sp_out_plane(g) * sp_index_size(g->index_type);
   }

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* simdpool.h — public API of simdpool: SIMD 1D, 2D and 3D max/average/LP
- * pooling with fixed or adaptive windows, f32, channels-first (NCW, NCHW,
- * NCDHW) and channels-last (NWC, NHWC, NDHWC). What every call computes and
+ * pooling with fixed or adaptive windows, channels-first (NCW, NCHW,
+ * NCDHW) and channels-last (NWC, NHWC, NDHWC), on f32 elements (the bf16,
+ * f16, s8 and u8 element types are named below; their kernels are not in
+ * this version yet). What every call computes and
  * rejects, bit for bit and message for message: docs/semantics.md. */
 #ifndef SIMDPOOL_H
 #define SIMDPOOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SIMDPOOL_VERSION_MAJOR 0
 #define SIMDPOOL_VERSION_MINOR 2
@@ -56,6 +59,31 @@ typedef enum {
   SIMDPOOL_INDEX_I64,
   SIMDPOOL_INDEX_U8
 } simdpool_index_type;
+
+/* The element type of x, y, dy and dx (docs/semantics.md#element-types).
+ * BF16 and F16 are storage types: their values are widened to f32 exactly,
+ * computed with the f32 rules and rounded once (round to nearest even) when
+ * stored. S8 and U8 are forward only: MAX compares the integers, AVG is
+ * quantized (simdpool_quant). */
+typedef enum {
+  SIMDPOOL_F32 = 0,
+  SIMDPOOL_BF16,
+  SIMDPOOL_F16,
+  SIMDPOOL_S8,
+  SIMDPOOL_U8
+} simdpool_dtype;
+
+/* Quantization of an S8/U8 AVG plan (PyTorch's quantized avg_pool2d,
+ * XNNPACK's qs8/qu8 average pooling): real = scale * (q - zero_point).
+ * Read only by S8/U8 AVG plans; the other plans ignore it. */
+typedef struct simdpool_quant {
+  float x_scale, y_scale;             /* finite, > 0 */
+  int32_t x_zero_point, y_zero_point; /* inside the dtype's range */
+  /* The output clamp, in quantized values: inside the dtype's range,
+   * y_min <= y_max. simdpool_desc_init() sets INT32_MIN and INT32_MAX,
+   * which stand for the dtype's whole range (-128..127 or 0..255). */
+  int32_t y_min, y_max;
+} simdpool_quant;
 
 typedef enum {
   SIMDPOOL_ISA_AUTO,
@@ -124,6 +152,12 @@ typedef struct simdpool_desc {
    * be 0. */
   int adaptive;
   size_t out_d, out_h, out_w;
+  /* The element type of x, y, dy and dx (F32, the default, BF16, F16, S8
+   * or U8; indices keep their own type), and the quantization of S8/U8 AVG
+   * plans (simdpool_desc_init(): scales 1, zero points 0, the whole range).
+   * Byte counts follow the type: simdpool_plan_tensor_bytes(). */
+  simdpool_dtype dtype;
+  simdpool_quant quant;
 } simdpool_desc;
 
 typedef struct simdpool_plan simdpool_plan;
@@ -222,7 +256,10 @@ SIMDPOOL_API void simdpool_desc_init_adaptive(
  *     or dilation other than 1, a padding mode other than EXPLICIT, a pad,
  *     or ceil_mode; a pixel stride with NCHW, or one in (0, c);
  *     clamp other than 0/1; with clamp 1, a NaN bound or clamp_min >
- *     clamp_max; a byte count of any
+ *     clamp_max; with an S8/U8 AVG plan, a quant scale not finite and > 0,
+ *     a zero point or clamp bound outside the dtype's range, quant.y_min >
+ *     quant.y_max, or a multiplier (x_scale / y_scale) / divisor that is
+ *     not a normal float; a byte count of any
  *     tensor above PTRDIFF_MAX; an unknown name in the SIMDPOOL_ISA
  *     environment variable.
  *   SIMDPOOL_UNSUPPORTED  an index type too narrow for the shape (I32 needs
@@ -231,7 +268,10 @@ SIMDPOOL_API void simdpool_desc_init_adaptive(
  *     (desc.isa or SIMDPOOL_ISA) that this build or this CPU lacks; a forced
  *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
  *     than INT32_MAX taps (SIMD kernels count in 32-bit lanes; AUTO then
- *     picks the scalar kernels, and the message says so).
+ *     picks the scalar kernels, and the message says so); LP or a clamp
+ *     with S8/U8; an S8/U8 AVG window of more than 2^23 taps; in this
+ *     version, any dtype but F32 (after every other check: the kernels
+ *     of the other dtypes are not there yet).
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every
@@ -298,10 +338,11 @@ typedef enum {
 } simdpool_tensor;
 
 /* The size in bytes of tensor `which` of a call on the plan, i.e. what the
- * buffer passed for it must hold: x and dx n*c*d*h*w floats, y and dy
- * n*c*out_d*out_h*out_w floats, indices as many elements of the plan's
- * index type (0 without one). With an NHWC pixel stride s, x and dx span
- * (n*d*h*w - 1)*s + c floats (y, dy: (n*out_d*out_h*out_w - 1)*s + c): the last
+ * buffer passed for it must hold: x and dx n*c*d*h*w, y and dy
+ * n*c*out_d*out_h*out_w elements of the plan's dtype (4, 2 or 1 bytes),
+ * indices as many elements of the plan's index type (0 without one).
+ * With an NHWC pixel stride s, x and dx span (n*d*h*w - 1)*s + c elements
+ * (y, dy: (n*out_d*out_h*out_w - 1)*s + c): the last
  * pixel needs only its c channels, not a whole stride. Plan creation
  * bounds each of these by PTRDIFF_MAX, so the product never overflows. 0
  * for a NULL plan or a `which` out of range. Thread-safe. */
@@ -321,9 +362,13 @@ SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
  * flag set that was clear, and an unmasked trap never fires inside it. The
  * cost is one read and one write of the control register per kernel call,
  * plus one more write when the caller's mode is not the default (a few
- * nanoseconds). */
+ * nanoseconds). simdpool_plan_create() runs in the same environment and
+ * restores the caller's too: which descriptors it accepts and the text of
+ * its messages (which print floats) never depend on the caller's mode. */
 
-/* Forward pass: y = pool(x). x is (n,c,h,w), y and indices are
+/* Forward pass: y = pool(x). Every tensor pointer of the calls below is
+ * void: x, y, dy and dx hold elements of the plan's dtype (F32: float).
+ * x is (n,c,h,w), y and indices are
  * (n,c,out_h,out_w) (3D: (n,c,d,h,w) and (n,c,out_d,out_h,out_w)), in the
  * plan's layout: dense, but for NHWC pixel strides
  * of x and y (indices are always dense). With a clamp, y is clamped once
@@ -341,7 +386,7 @@ SIMDPOOL_API size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
  * threads may run one plan at once on distinct outputs. Computes in the
  * default floating-point environment and restores the caller's (above). */
 SIMDPOOL_API simdpool_status simdpool_forward(const simdpool_plan *plan,
-                                              const float *x, float *y,
+                                              const void *x, void *y,
                                               void *indices);
 
 /* Backward pass: dx = d pool / d x applied to dy; dx is overwritten.
@@ -362,9 +407,9 @@ SIMDPOOL_API simdpool_status simdpool_forward(const simdpool_plan *plan,
  * simdpool_forward(). Computes in the default floating-point environment
  * and restores the caller's (above). */
 SIMDPOOL_API simdpool_status simdpool_backward(const simdpool_plan *plan,
-                                               const float *dy,
+                                               const void *dy,
                                                const void *indices,
-                                               const float *x, float *dx);
+                                               const void *x, void *dx);
 
 /* Max unpooling (PyTorch max_unpool1d/2d/3d, ONNX MaxUnpool to the plan's
  * input shape): x = 0 everywhere, then for each element of y in output order
@@ -388,8 +433,8 @@ SIMDPOOL_API simdpool_status simdpool_backward(const simdpool_plan *plan,
  * simdpool_forward(); the floating-point environment is left as it is
  * (unpooling does no arithmetic). */
 SIMDPOOL_API simdpool_status simdpool_unpool(const simdpool_plan *plan,
-                                             const float *y,
-                                             const void *indices, float *x);
+                                             const void *y, const void *indices,
+                                             void *x);
 
 /* The gradient of simdpool_unpool(): dy[o] = dx_plane[indices[o]], bits
  * copied. dx is shaped as x (the plan's x pixel stride), dy and indices as
@@ -397,9 +442,9 @@ SIMDPOOL_API simdpool_status simdpool_unpool(const simdpool_plan *plan,
  * sharing a byte with dx or indices, or a bad index, is
  * SIMDPOOL_INVALID_ARGUMENT and nothing is written. */
 SIMDPOOL_API simdpool_status simdpool_unpool_backward(const simdpool_plan *plan,
-                                                      const float *dx,
+                                                      const void *dx,
                                                       const void *indices,
-                                                      float *dy);
+                                                      void *dy);
 
 /* ------------------------------------------------------------ threads */
 
@@ -424,7 +469,7 @@ typedef void (*simdpool_parallel_for_fn)(void *pool, simdpool_task_fn task,
  * its thread's environment back, whatever mode the pool's threads run in
  * (above). */
 SIMDPOOL_API simdpool_status simdpool_forward_parallel(
-    const simdpool_plan *plan, const float *x, float *y, void *indices,
+    const simdpool_plan *plan, const void *x, void *y, void *indices,
     simdpool_parallel_for_fn parallel_for, void *pool);
 
 /* simdpool_backward() spread like simdpool_forward_parallel(), bit-identical
@@ -437,20 +482,19 @@ SIMDPOOL_API simdpool_status simdpool_forward_parallel(
  * parallel_for(pool, ...), before any task computes: the first bad index is
  * reported as simdpool_backward() reports it and dx is not written. The
  * floating-point environment as for simdpool_forward_parallel(). */
-SIMDPOOL_API simdpool_status
-simdpool_backward_parallel(const simdpool_plan *plan, const float *dy,
-                           const void *indices, const float *x, float *dx,
-                           simdpool_parallel_for_fn parallel_for, void *pool);
+SIMDPOOL_API simdpool_status simdpool_backward_parallel(
+    const simdpool_plan *plan, const void *dy, const void *indices,
+    const void *x, void *dx, simdpool_parallel_for_fn parallel_for, void *pool);
 
 /* simdpool_unpool() and simdpool_unpool_backward() spread over
  * parallel_for(pool, ...) by planes (n*c in NCHW, n in NHWC), bit-identical
  * to the serial calls. Indices are checked
  * before any task writes. Statuses as the serial calls. */
 SIMDPOOL_API simdpool_status simdpool_unpool_parallel(
-    const simdpool_plan *plan, const float *y, const void *indices, float *x,
+    const simdpool_plan *plan, const void *y, const void *indices, void *x,
     simdpool_parallel_for_fn parallel_for, void *pool);
 SIMDPOOL_API simdpool_status simdpool_unpool_backward_parallel(
-    const simdpool_plan *plan, const float *dx, const void *indices, float *dy,
+    const simdpool_plan *plan, const void *dx, const void *indices, void *dy,
     simdpool_parallel_for_fn parallel_for, void *pool);
 
 /* A small built-in pool of worker threads (POSIX threads). */

@@ -22,6 +22,7 @@ typedef struct sp_geom {
   simdpool_method method;
   simdpool_layout layout;
   simdpool_index_type index_type;
+  simdpool_dtype dtype;  /* the element type of x, y, dy and dx */
   size_t n, c, h, w;     /* input shape */
   size_t oh, ow;         /* output shape */
   size_t kh, kw;         /* kernel */
@@ -86,6 +87,13 @@ typedef struct sp_geom {
    * for nothing. */
   int beyond_l2;
 } sp_geom;
+
+/* Bytes of one element of a dtype. */
+static inline size_t sp_dtype_size(simdpool_dtype t) {
+  return t == SIMDPOOL_F32                         ? 4
+         : t == SIMDPOOL_BF16 || t == SIMDPOOL_F16 ? 2
+                                                   : 1;
+}
 
 /* Is g a 2D (or 1D) plan with fixed windows? The other plans (a depth
  * axis or adaptive windows) are SP_SHAPE_ND's. */

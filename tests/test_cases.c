@@ -2523,6 +2523,13 @@ START_TEST(test_desc_init) {
   ck_assert(f2u(d.p) == f2u(2.0f));
   ck_assert_int_eq(d.index_type, SIMDPOOL_INDEX_NONE);
   ck_assert_int_eq(d.isa, SIMDPOOL_ISA_AUTO);
+  ck_assert_int_eq(d.dtype, SIMDPOOL_F32);
+  ck_assert(f2u(d.quant.x_scale) == f2u(1.0f));
+  ck_assert(f2u(d.quant.y_scale) == f2u(1.0f));
+  ck_assert_int_eq(d.quant.x_zero_point, 0);
+  ck_assert_int_eq(d.quant.y_zero_point, 0);
+  ck_assert_int_eq(d.quant.y_min, INT32_MIN);
+  ck_assert_int_eq(d.quant.y_max, INT32_MAX);
   ck_assert_uint_eq(d.struct_size, sizeof d);
   /* The defaults make a valid plan: 7x9, kernel 3x2, stride 3x2 ->
    * floor(4/3)+1 = 2 by floor(7/2)+1 = 4. */
@@ -2628,6 +2635,93 @@ START_TEST(test_desc_abi) {
   ck_assert_uint_eq(d->y_pixel_stride, 0);
   ck_assert_int_eq(d->clamp, 0);
   ck_assert(d->clamp_min == -INFINITY && d->clamp_max == INFINITY);
+}
+END_TEST
+
+/* The element type's rules at plan creation (docs/semantics.md#element-types).
+ * Every dtype is checked by every rule and then, in this version, refused
+ * for its missing kernels; quant is read only by S8/U8 AVG plans; the
+ * largest window that bounds the multiplier, by hand: adaptive 5 -> 3 has
+ * windows [0,2) [1,4) [3,5) (3 taps), 10 -> 4 [0,3) [2,5) [5,8) [7,10) (3),
+ * 14 -> 7 two each, 3 -> 5 at most 2; so 3D adaptive 5x10x3 -> 3x4x5 has
+ * at most 3*3*2 = 18 taps, shown by a multiplier that underflows. */
+START_TEST(test_dtype_rules) {
+  simdpool_desc base; /* BMAX with desc_init's neutral quantization */
+  simdpool_desc_init(&base, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
+  const simdpool_dtype types[] = {SIMDPOOL_BF16, SIMDPOOL_F16, SIMDPOOL_S8,
+                                  SIMDPOOL_U8};
+  for (size_t t = 0; t < 4; t++) {
+    const simdpool_dtype dt = types[t];
+    const int integer = dt == SIMDPOOL_S8 || dt == SIMDPOOL_U8;
+    EXPECT_CREATE(base, d.dtype = dt, UNS, "dtype", "no ");
+    /* The shape rules come first. */
+    EXPECT_CREATE(base, (d.dtype = dt, d.h = 1), INV, NULL, "output height");
+    /* quant is ignored by MAX (and by every float dtype) */
+    EXPECT_CREATE(base,
+                  (d.dtype = dt, d.quant.x_scale = -1.0f, d.quant.y_min = 7,
+                   d.quant.y_max = 6),
+                  UNS, "dtype", "no ");
+    simdpool_desc avg = base;
+    avg.method = SIMDPOOL_AVG;
+    avg.dtype = dt;
+    EXPECT_CREATE(avg, d.quant.x_scale = NAN, integer ? INV : UNS,
+                  integer ? "quant.x_scale" : "dtype", NULL);
+    EXPECT_CREATE(avg, (d.method = SIMDPOOL_LP, d.p = 1.0f), UNS,
+                  integer ? "method" : "dtype", NULL);
+    EXPECT_CREATE(avg, d.clamp = 1, UNS, integer ? "clamp" : "dtype", NULL);
+  }
+  simdpool_desc q = base;
+  q.method = SIMDPOOL_AVG;
+  q.dtype = SIMDPOOL_S8;
+  /* The sentinels stand for the range's ends; explicit ends are in range. */
+  EXPECT_CREATE(q, (d.quant.y_min = -128, d.quant.y_max = 127), UNS, "dtype",
+                "no S8 kernels");
+  EXPECT_CREATE(q, (d.quant.y_min = INT32_MIN, d.quant.y_max = -128), UNS,
+                "dtype", "no S8 kernels");
+  EXPECT_CREATE(q, (d.quant.y_min = 127), UNS, "dtype", "no S8 kernels");
+  EXPECT_CREATE(q, (d.quant.y_min = -129), INV, "quant.y_min", "[-128, 127]");
+  EXPECT_CREATE(q, (d.quant.y_max = INT32_MIN), INV, "quant.y_max",
+                "[-128, 127]");
+  EXPECT_CREATE(q, (d.quant.y_min = INT32_MAX), INV, "quant.y_min",
+                "[-128, 127]");
+  EXPECT_CREATE(q, (d.quant.x_zero_point = -128, d.quant.y_zero_point = 127),
+                UNS, "dtype", NULL);
+  EXPECT_CREATE(q, d.quant.y_zero_point = 128, INV, "quant.y_zero_point", NULL);
+  EXPECT_CREATE(q, d.quant.x_scale = -0.0f, INV, "quant.x_scale", NULL);
+  EXPECT_CREATE(q, d.quant.y_scale = 0x1p-149f, INV, "quant.x_scale",
+                "it is inf for 1"); /* 1 / 2^-149 overflows */
+  /* Window sizes: 2^23 taps pass (4096 x 2048), 2^23 + 4096 do not. */
+  EXPECT_CREATE(q,
+                (d.h = 4096, d.w = 2048, d.kernel_h = 4096, d.kernel_w = 2048,
+                 d.stride_h = d.stride_w = 1),
+                UNS, "dtype", "no S8 kernels");
+  EXPECT_CREATE(q,
+                (d.h = 4097, d.w = 2048, d.kernel_h = 4097, d.kernel_w = 2048),
+                UNS, "dtype", "up to 1x4097x2048 taps");
+  /* The largest adaptive window, through the multiplier's message: with
+   * x_scale 2^-122, m = 2^-122 / 18 = 2^-126 * 16/18 is subnormal (with 16
+   * taps or fewer it would be normal), and the message names the count. */
+  simdpool_desc a;
+  simdpool_desc_init_adaptive(&a, SIMDPOOL_AVG, SIMDPOOL_NCHW, 1, 1, 5, 10, 3,
+                              3, 4, 5);
+  a.dtype = SIMDPOOL_U8;
+  a.quant.x_scale = 0x1p-122f;
+  EXPECT_CREATE(a, (void)0, INV, "quant.x_scale", "divisors 1 to 18,");
+  /* Uniform windows: 14 -> 7 in 1D holds 2 taps. */
+  simdpool_desc_init_adaptive(&a, SIMDPOOL_AVG, SIMDPOOL_NCHW, 1, 1, 1, 1, 14,
+                              1, 1, 7);
+  a.dtype = SIMDPOOL_U8;
+  a.quant.x_scale = 0x1p-126f;
+  EXPECT_CREATE(a, (void)0, INV, "quant.x_scale", "divisors 1 to 2,");
+  /* Adaptive 3 -> 5 (more outputs than inputs): at most 2 taps. */
+  simdpool_desc_init_adaptive(&a, SIMDPOOL_AVG, SIMDPOOL_NCHW, 1, 1, 1, 1, 3, 1,
+                              1, 5);
+  a.dtype = SIMDPOOL_U8;
+  a.quant.x_scale = 0x1p-126f;
+  EXPECT_CREATE(a, (void)0, INV, "quant.x_scale", "divisors 1 to 2,");
+  /* The out-of-range dtype. */
+  EXPECT_CREATE(base, d.dtype = (simdpool_dtype)5, INV, "dtype",
+                "not a simdpool_dtype");
 }
 END_TEST
 
@@ -3693,6 +3787,7 @@ static Suite *cases_suite(void) {
   tc = tcase("6 api basics");
   tcase_add_test(tc, test_desc_init);
   tcase_add_test(tc, test_desc_abi);
+  tcase_add_test(tc, test_dtype_rules);
   tcase_add_test(tc, test_strides_clamp_by_hand);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_plan_queries);

@@ -415,6 +415,71 @@ START_TEST(rejected_calls_leave_caller_env) {
 }
 END_TEST
 
+/* Plan creation's own floating-point work (the float checks, and the
+ * decimals of its messages, which glibc rounds in the current mode on
+ * AArch64) decides and prints as in the default environment whatever the
+ * caller set, and gives the caller's environment back. Hand-derived:
+ * (a) LP with p = 2^-140, subnormal but > 0: a valid plan (DAZ would read
+ * p as 0 and reject it). (b) clamp_min = 2^-140 > clamp_max = 2^-141:
+ * an empty range (DAZ would read both as 0). (c) U8 AVG with subnormal
+ * scales 2^-140 / 2^-140: ratio 1, every check passes and the plan is
+ * refused only for its dtype (no U8 kernels in this version). (d) U8 AVG,
+ * x_scale = 0x1.7ffffep-125 over a 3-tap window: m = x_scale / 3 =
+ * 2^-126 - (2/3) 2^-149, which rounds to nearest as the subnormal
+ * 2^-126 - 2^-149 (rejected) but upward as FLT_MIN (normal). */
+START_TEST(plan_checks_ignore_caller_env) {
+  enum { CASES = 4 };
+  const simdpool_status want[CASES] = {SIMDPOOL_OK, SIMDPOOL_INVALID_ARGUMENT,
+                                       SIMDPOOL_UNSUPPORTED,
+                                       SIMDPOOL_INVALID_ARGUMENT};
+  const char *const word[CASES] = {NULL, "clamp_min=", "dtype=U8",
+                                   "quant.x_scale="};
+  for (int k = 0; k < CASES; k++) {
+    simdpool_desc d;
+    simdpool_desc_init(&d, k < 2 ? SIMDPOOL_LP : SIMDPOOL_AVG, SIMDPOOL_NHWC, 1,
+                       3, 1, 3, 1, 3);
+    if (k == 0)
+      d.p = 0x1p-140f;
+    if (k == 1) {
+      d.clamp = 1;
+      d.clamp_min = 0x1p-140f;
+      d.clamp_max = 0x1p-141f;
+    }
+    if (k >= 2) {
+      d.dtype = SIMDPOOL_U8;
+      d.quant.x_scale = k == 2 ? 0x1p-140f : 0x1.7ffffep-125f;
+      d.quant.y_scale = k == 2 ? 0x1p-140f : 1.0f;
+    }
+    simdpool_plan *p = NULL;
+    ck_assert_msg(simdpool_plan_create(&d, &p) == want[k], "case %d: %s", k,
+                  simdpool_last_error());
+    simdpool_plan_destroy(p);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", want[k] ? simdpool_last_error() : "");
+    ck_assert_msg(!word[k] || strstr(msg, word[k]), "case %d: %s", k, msg);
+    for (size_t c = 0; c < sizeof caller_codes / sizeof caller_codes[0]; c++) {
+      const tenv env = tenv_decode(caller_codes[c]);
+      p = NULL;
+      tenv_write(env);
+      const simdpool_status st = simdpool_plan_create(&d, &p);
+      const tenv after = tenv_read();
+      tenv_write(tenv_default());
+      simdpool_plan_destroy(p);
+      char a[64], b[64];
+      const char *e = st ? simdpool_last_error() : "";
+      ck_assert_msg(st == want[k] && strcmp(e, msg) == 0,
+                    "case %d under %s: %d (%s), in the default environment "
+                    "%d (%s)",
+                    k, tenv_text(env, a, sizeof a), (int)st, e, (int)want[k],
+                    msg);
+      ck_assert_msg(tenv_equal(after, env),
+                    "case %d: the caller's environment %s came back as %s", k,
+                    tenv_text(env, a, sizeof a), tenv_text(after, b, sizeof b));
+    }
+  }
+}
+END_TEST
+
 int main(void) {
   const double scale = test_random_init();
   configs = (int)(configs * scale) > 1 ? (int)(configs * scale) : 1;
@@ -438,6 +503,7 @@ int main(void) {
                       nisa * 3 * 2 * SP_SHAPE_COUNT);
   tcase_add_loop_test(tc, large_parallel_calls_ignore_caller_env, 0, nisa);
   tcase_add_test(tc, rejected_calls_leave_caller_env);
+  tcase_add_test(tc, plan_checks_ignore_caller_env);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

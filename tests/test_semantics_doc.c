@@ -124,6 +124,7 @@ static const char *const layout_names[] = {"NCHW", "NHWC"};
 static const char *const padding_names[] = {"EXPLICIT", "VALID", "SAME_UPPER",
                                             "SAME_LOWER"};
 static const char *const index_names[] = {"NONE", "I32", "I64", "U8"};
+static const char *const dtype_names[] = {"F32", "BF16", "F16", "S8", "U8"};
 static const char *const isa_names[] = {"auto", "scalar", "sse41",
                                         "avx2", "avx512", "neon"};
 static const char *const status_names[] = {"OK", "INVALID_ARGUMENT",
@@ -210,7 +211,18 @@ static const field fields[] = {
     IN(adaptive),
     SZ(out_d),
     SZ(out_h),
-    SZ(out_w)};
+    SZ(out_w),
+    EN(dtype, dtype_names),
+    {"quant.x_scale", F_FLOAT, offsetof(simdpool_desc, quant.x_scale), NULL, 0},
+    {"quant.y_scale", F_FLOAT, offsetof(simdpool_desc, quant.y_scale), NULL, 0},
+    {"quant.x_zero_point", F_INT, offsetof(simdpool_desc, quant.x_zero_point),
+     NULL, 0},
+    {"quant.y_zero_point", F_INT, offsetof(simdpool_desc, quant.y_zero_point),
+     NULL, 0},
+    {"quant.y_min", F_INT, offsetof(simdpool_desc, quant.y_min), NULL, 0},
+    {"quant.y_max", F_INT, offsetof(simdpool_desc, quant.y_max), NULL, 0}};
+_Static_assert(sizeof(int) == sizeof(int32_t), "F_INT writes the quant "
+                                               "fields as int");
 
 /* The state an example builds before its call. */
 typedef struct example {
