@@ -1090,3 +1090,113 @@ int model_unpool_backward(const simdpool_desc *d, const model_shape *s,
            sizeof(float));
   return 0;
 }
+
+/* ------------------------------------------------------------ element types */
+
+static float bits_to_float(uint32_t u) {
+  float v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+static uint32_t float_to_bits(float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+/* A binary format with p significant bits (hidden bit included), emin the
+ * exponent of its smallest normal and emax of its largest finite value. */
+typedef struct small_format {
+  int p, emin, emax, exp_bits;
+} small_format;
+
+static const small_format fmt_bf16 = {8, -126, 127, 8};
+static const small_format fmt_f16 = {11, -14, 15, 5};
+
+/* The value of pattern h of format f (sign, exponent, fraction fields),
+ * as an exact double; NaN and inf are handled by the callers. */
+static double small_value(const small_format *f, uint16_t h) {
+  const int frac_bits = f->p - 1;
+  const int bias = (1 << (f->exp_bits - 1)) - 1;
+  const unsigned exp = (h >> frac_bits) & ((1u << f->exp_bits) - 1);
+  const unsigned frac = h & ((1u << frac_bits) - 1);
+  const double mag = exp == 0 ? ldexp((double)frac, f->emin - frac_bits)
+                              : ldexp((double)((1u << frac_bits) | frac),
+                                      (int)exp - bias - frac_bits);
+  return (h >> 15) ? -mag : mag;
+}
+
+static uint32_t small_to_f32(const small_format *f, uint16_t h) {
+  const int frac_bits = f->p - 1;
+  const unsigned exp = (h >> frac_bits) & ((1u << f->exp_bits) - 1);
+  const unsigned frac = h & ((1u << frac_bits) - 1);
+  if (exp == (1u << f->exp_bits) - 1) /* inf or NaN: payload to the top */
+    return ((uint32_t)(h >> 15) << 31) | 0x7f800000u |
+           ((uint32_t)frac << (23 - frac_bits));
+  return float_to_bits((float)small_value(f, h)); /* exact */
+}
+
+/* The pattern of format f nearest to the double v (finite), ties to even:
+ * v scaled to units of the format's quantum at v's binade (never below
+ * the subnormal quantum), rounded with nearbyint (the default mode: ties
+ * to even), and encoded; at or above 2^(emax+1) it is inf. */
+static uint16_t small_round(const small_format *f, double v) {
+  const uint16_t sign = signbit(v) ? 0x8000u : 0;
+  const double a = fabs(v);
+  if (a == 0.0)
+    return sign;
+  int e;
+  frexp(a, &e); /* a = m * 2^e, 0.5 <= m < 1: a's binade is 2^(e-1) */
+  int be = e - 1 < f->emin ? f->emin : e - 1;
+  const double quantum = ldexp(1.0, be - (f->p - 1));
+  const double r = nearbyint(a / quantum) * quantum; /* exact scaling */
+  const int frac_bits = f->p - 1;
+  const uint16_t inf = (uint16_t)(((1u << f->exp_bits) - 1) << frac_bits);
+  if (r >= ldexp(1.0, f->emax + 1))
+    return sign | inf;
+  /* Encode r: subnormal when below 2^emin, else exponent and fraction. */
+  if (r < ldexp(1.0, f->emin))
+    return sign | (uint16_t)(r / ldexp(1.0, f->emin - frac_bits));
+  frexp(r, &e);
+  const int bias = (1 << (f->exp_bits - 1)) - 1;
+  const double frac = r / ldexp(1.0, e - 1) - 1.0; /* in [0, 1) */
+  return sign | (uint16_t)((unsigned)(e - 1 + bias) << frac_bits) |
+         (uint16_t)(frac * (double)(1u << frac_bits));
+}
+
+static uint16_t f32_to_small(const small_format *f, uint32_t u, int keep_nan,
+                             uint16_t canonical) {
+  const float v = bits_to_float(u);
+  if (isnan(v)) {
+    if (!keep_nan)
+      return canonical;
+    const int frac_bits = f->p - 1;
+    const unsigned payload = (u >> (23 - frac_bits)) & ((1u << frac_bits) - 1);
+    if (payload == 0)
+      return canonical;
+    return (uint16_t)((u >> 31) << 15) |
+           (uint16_t)(((1u << f->exp_bits) - 1) << frac_bits) |
+           (uint16_t)payload;
+  }
+  if (isinf(v))
+    return (uint16_t)((u >> 31) << 15) |
+           (uint16_t)(((1u << f->exp_bits) - 1) << (f->p - 1));
+  return small_round(f, (double)v);
+}
+
+uint32_t model_bf16_to_f32_bits(uint16_t h) {
+  return small_to_f32(&fmt_bf16, h);
+}
+
+uint32_t model_f16_to_f32_bits(uint16_t h) {
+  return small_to_f32(&fmt_f16, h);
+}
+
+uint16_t model_f32_to_bf16(uint32_t u, int keep_nan) {
+  return f32_to_small(&fmt_bf16, u, keep_nan, 0x7fc0u);
+}
+
+uint16_t model_f32_to_f16(uint32_t u, int keep_nan) {
+  return f32_to_small(&fmt_f16, u, keep_nan, 0x7e00u);
+}

@@ -165,4 +165,18 @@ float model_pow(float x, float y);
 /* The canonical quiet NaN 0x7fc00000. */
 float model_canonical_nan(void);
 
+/* Element types (docs/semantics.md#element-types), computed from their
+ * definitions in double arithmetic (not the library's integer tricks):
+ * the f32 value of a bf16 or f16 pattern (a NaN keeps its payload, moved
+ * to the top of f32's mantissa; returned as bits, since a float return may
+ * quieten a signalling NaN), and the pattern nearest an f32 value, ties to
+ * even, f16 with gradual underflow and overflow to inf. A NaN gives the
+ * canonical NaN (0x7fc0, 0x7e00), or with keep_nan its own payload
+ * truncated to the type's width (f16: the canonical NaN if that leaves
+ * no payload). */
+uint32_t model_bf16_to_f32_bits(uint16_t h);
+uint32_t model_f16_to_f32_bits(uint16_t h);
+uint16_t model_f32_to_bf16(uint32_t f32_bits, int keep_nan);
+uint16_t model_f32_to_f16(uint32_t f32_bits, int keep_nan);
+
 #endif /* SIMDPOOL_TEST_MODEL_H */
