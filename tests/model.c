@@ -285,6 +285,84 @@ static unsigned adaptive_reasons(const simdpool_desc *d) {
   return 0;
 }
 
+size_t model_elem_size(simdpool_dtype t) {
+  switch (t) {
+  case SIMDPOOL_BF16:
+  case SIMDPOOL_F16:
+    return 2;
+  case SIMDPOOL_S8:
+  case SIMDPOOL_U8:
+    return 1;
+  default:
+    return 4;
+  }
+}
+
+static int is_int8(const simdpool_desc *d) {
+  return d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8;
+}
+
+/* "S8 and U8: forward only: backward and LP are UNSUPPORTED, and so is the
+ * output clamp"; "Plan creation requires finite scales > 0, zero points and
+ * clamp bounds inside the dtype's range, y_min <= y_max" (quant is read
+ * only by S8/U8 AVG). */
+static unsigned int8_reasons(const simdpool_desc *d) {
+  if (!is_int8(d))
+    return 0;
+  unsigned r = 0;
+  if (d->method == SIMDPOOL_LP || d->clamp == 1)
+    r |= MODEL_UNSUP_INT8;
+  if (d->method != SIMDPOOL_AVG)
+    return r;
+  const long long lo = d->dtype == SIMDPOOL_S8 ? -128 : 0;
+  const long long hi = d->dtype == SIMDPOOL_S8 ? 127 : 255;
+  const simdpool_quant *q = &d->quant;
+  const long long ymin = q->y_min == INT32_MIN ? lo : q->y_min;
+  const long long ymax = q->y_max == INT32_MAX ? hi : q->y_max;
+  if (!(isfinite(q->x_scale) && q->x_scale > 0.0f) ||
+      !(isfinite(q->y_scale) && q->y_scale > 0.0f) || q->x_zero_point < lo ||
+      q->x_zero_point > hi || q->y_zero_point < lo || q->y_zero_point > hi ||
+      ymin < lo || ymin > hi || ymax < lo || ymax > hi || ymin > ymax)
+    r |= MODEL_BAD_QUANT;
+  return r;
+}
+
+/* The windows' part of the S8/U8 AVG rules: at most 2^23 taps, and a
+ * multiplier that is a normal f32 for divisors 1 and the largest window's
+ * tap count ("kernel_d*kernel_h*kernel_w; adaptive: the largest window"),
+ * found here by visiting every adaptive window (the test's sizes are
+ * small). Only when the quantization's own fields passed (r). */
+static unsigned quant_window_reasons(const simdpool_desc *d, unsigned r,
+                                     const long long out[3]) {
+  if (!is_int8(d) || d->method != SIMDPOOL_AVG ||
+      (r & (MODEL_BAD_QUANT | MODEL_UNSUP_INT8)))
+    return 0;
+  const size_t in[3] = {d->d, d->h, d->w};
+  const size_t k[3] = {d->kernel_d, d->kernel_h, d->kernel_w};
+  double taps = 1.0;
+  for (int ax = 0; ax < 3; ax++) {
+    long long most = (long long)k[ax];
+    if (d->adaptive == 1) {
+      most = 0;
+      for (long long o = 0; o < out[ax]; o++) {
+        const long long start = o * (long long)in[ax] / out[ax];
+        const long long end =
+            ((o + 1) * (long long)in[ax] + out[ax] - 1) / out[ax];
+        if (end - start > most)
+          most = end - start;
+      }
+    }
+    taps *= (double)most;
+  }
+  if (taps > 8388608.0)
+    return MODEL_UNSUP_INT8;
+  const float ratio = d->quant.x_scale / d->quant.y_scale;
+  const float m = ratio / (float)taps;
+  if (!isnormal(ratio) || !isnormal(m))
+    return MODEL_BAD_QUANT;
+  return 0;
+}
+
 void model_resolve(const simdpool_desc *d, model_shape *s) {
   unsigned r = 0;
   const size_t limit = (size_t)1 << 31;
@@ -296,7 +374,8 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
       (unsigned)d->layout > (unsigned)SIMDPOOL_NHWC ||
       (unsigned)d->padding > (unsigned)SIMDPOOL_PAD_SAME_LOWER ||
       (unsigned)d->index_type > (unsigned)SIMDPOOL_INDEX_U8 ||
-      (unsigned)d->isa > (unsigned)SIMDPOOL_ISA_NEON)
+      (unsigned)d->isa > (unsigned)SIMDPOOL_ISA_NEON ||
+      (unsigned)d->dtype > (unsigned)SIMDPOOL_U8)
     r |= MODEL_BAD_ENUM;
 
   /* "any zero size, stride or dilation" (the depth axis too) */
@@ -345,11 +424,13 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
     r |= MODEL_BAD_CLAMP;
 
   r |= adaptive_reasons(d);
+  r |= int8_reasons(d);
 
   /* Geometry, when the sizes make sense. */
   if (!(r & (MODEL_BAD_NULL_SIZE | MODEL_BAD_ENUM))) {
     long long out[3], pb[3], pe[3];
     unsigned geo = 0;
+    const size_t elem = model_elem_size(d->dtype);
     size_t factors[5];
     int ax;
     /* The model's own limit (see model.h): it never sees larger values. */
@@ -411,13 +492,13 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
     factors[2] = d->d;
     factors[3] = d->h;
     factors[4] = d->w;
-    if (!bytes_fit(factors, 5, sizeof(float)))
+    if (!bytes_fit(factors, 5, elem))
       r |= MODEL_BAD_OVERFLOW;
     if (!(geo & MODEL_BAD_OUT)) {
       factors[2] = s->out_d;
       factors[3] = s->out_h;
       factors[4] = s->out_w;
-      if (!bytes_fit(factors, 5, sizeof(float)))
+      if (!bytes_fit(factors, 5, elem))
         r |= MODEL_BAD_OVERFLOW;
       if (d->method == SIMDPOOL_MAX && model_index_size(d->index_type) != 0 &&
           !bytes_fit(factors, 5, model_index_size(d->index_type)))
@@ -430,10 +511,11 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
       const long double lim = (long double)PTRDIFF_MAX;
       const long double xs = (long double)x_stride(d),
                         ys = (long double)y_stride(d);
-      if (((long double)d->n * d->d * d->h * d->w - 1) * xs + d->c > lim / 4 ||
+      if (((long double)d->n * d->d * d->h * d->w - 1) * xs + d->c >
+              lim / elem ||
           ((long double)d->n * s->out_d * s->out_h * s->out_w - 1) * ys + d->c >
-              lim / 4 ||
-          xs > lim / 4 || ys > lim / 4)
+              lim / elem ||
+          xs > lim / elem || ys > lim / elem)
         r |= MODEL_BAD_OVERFLOW;
     }
 
@@ -447,7 +529,12 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
         (product_above(d->kernel_d, d->kernel_h, d->kernel_w, 256u) ||
          d->adaptive == 1))
       r |= MODEL_UNSUP_U8;
+    if (!(geo & MODEL_BAD_OUT))
+      r |= quant_window_reasons(d, r, out);
   }
+  if ((unsigned)d->dtype > (unsigned)SIMDPOOL_F32 &&
+      (unsigned)d->dtype <= (unsigned)SIMDPOOL_U8)
+    r |= MODEL_UNSUP_DTYPE;
   s->reasons = r;
 }
 
@@ -462,8 +549,11 @@ simdpool_status model_status(unsigned reasons) {
 int model_status_acceptable(unsigned reasons, simdpool_status got) {
   if (got == model_status(reasons))
     return 1;
-  /* Both kinds of reason: the model does not rank them. */
-  if ((reasons & MODEL_INVALID_MASK) && (reasons & MODEL_UNSUP_MASK))
+  /* Both kinds of reason: the model does not rank them, except that a
+   * dtype without kernels is refused "once every other check has passed"
+   * (docs/semantics.md#element-types). */
+  if ((reasons & MODEL_INVALID_MASK) &&
+      (reasons & MODEL_UNSUP_MASK & ~(unsigned)MODEL_UNSUP_DTYPE))
     return got == SIMDPOOL_UNSUPPORTED;
   return 0;
 }
@@ -487,8 +577,11 @@ const char *model_reason_string(unsigned reasons) {
       {MODEL_BAD_PIXEL_STRIDE, "bad pixel stride"},
       {MODEL_BAD_CLAMP, "bad clamp"},
       {MODEL_BAD_ADAPTIVE, "bad adaptive fields"},
+      {MODEL_BAD_QUANT, "bad quantization"},
       {MODEL_UNSUP_I32, "I32 too narrow"},
       {MODEL_UNSUP_U8, "U8 too narrow"},
+      {MODEL_UNSUP_INT8, "S8/U8 with LP, clamp or a huge window"},
+      {MODEL_UNSUP_DTYPE, "no kernels for the dtype"},
   };
   size_t i;
   if (reasons == 0)

@@ -41,11 +41,21 @@ enum {
    * zero output size, a kernel/stride/dilation other than 1, a padding mode
    * other than EXPLICIT, a pad, ceil mode, or LP */
   MODEL_BAD_ADAPTIVE = 1 << 13,
+  /* An S8/U8 AVG plan's quantization: a scale not finite and > 0, a zero
+   * point or clamp bound outside the dtype (INT32_MIN / INT32_MAX standing
+   * for its ends), y_min > y_max, or a multiplier (x_scale / y_scale) /
+   * divisor that is not a normal f32 for divisor 1 or the largest window */
+  MODEL_BAD_QUANT = 1 << 14,
   /* The two UNSUPPORTED reasons the model can predict (forced ISAs are the
    * caller's business: the model knows nothing of CPUs). */
   MODEL_UNSUP_I32 = 1 << 16, /* I32 indices and d*h*w > INT32_MAX */
-  MODEL_UNSUP_U8 = 1 << 17   /* U8 indices and kernel_d*kernel_h*kernel_w >
+  MODEL_UNSUP_U8 = 1 << 17,  /* U8 indices and kernel_d*kernel_h*kernel_w >
                                 256, or U8 with adaptive windows */
+  /* S8/U8 with LP or with the output clamp, or an S8/U8 AVG window of more
+   * than 2^23 taps */
+  MODEL_UNSUP_INT8 = 1 << 18,
+  /* A dtype other than F32: this version has no kernels for it */
+  MODEL_UNSUP_DTYPE = 1 << 19
 };
 #define MODEL_INVALID_MASK 0xffffu
 #define MODEL_UNSUP_MASK 0xffff0000u
@@ -62,13 +72,17 @@ typedef struct model_shape {
   size_t pad_front, pad_top, pad_left, pad_back, pad_bottom, pad_right;
 } model_shape;
 
+/* Bytes of one element of dtype t (4 for F32 and out-of-range values). */
+size_t model_elem_size(simdpool_dtype t);
+
 /* Predicts what simdpool_plan_create does with *d (ignoring the ISA). */
 void model_resolve(const simdpool_desc *d, model_shape *s);
 
 /* The status implied by a set of reasons: OK when empty, INVALID_ARGUMENT
  * when only invalid reasons are set, UNSUPPORTED when only unsupported ones
- * are. When both kinds are set the contract does not say which wins; this
- * returns INVALID_ARGUMENT and model_status_acceptable() accepts either. */
+ * are. When both kinds are set the contract does not say which wins (but
+ * for MODEL_UNSUP_DTYPE, which comes last); this returns INVALID_ARGUMENT
+ * and model_status_acceptable() accepts either. */
 simdpool_status model_status(unsigned reasons);
 int model_status_acceptable(unsigned reasons, simdpool_status got);
 

@@ -2559,9 +2559,81 @@ END_TEST
 /* Shape rules alone: wider and extreme parameters, plan creation only      */
 /* ------------------------------------------------------------------------ */
 
+/* A quantized AVG descriptor (S8 or U8, sometimes adaptive) whose
+ * quantization fields sit near their limits: scales among 0, negatives,
+ * inf, NaN, subnormals and values whose ratio or multiplier under- or
+ * overflows; zero points and clamp bounds around the dtype's ends and the
+ * INT32_MIN / INT32_MAX sentinels. */
+static void draw_quant(simdpool_desc *d, rng *r) {
+  static const float scales[] = {
+      1.0f,   0.5f,   3.0f,      0.0f,  -1.0f,  INFINITY, NAN,       0x1p-140f,
+      1e-38f, 2e-38f, 0x1p-120f, 1e30f, 1e-30f, 0x1p127f, 0x1p-126f, 0.01f};
+  static const int32_t ints[] = {0,   -1,  1,   -128,      127,
+                                 128, 255, 256, -129,      100,
+                                 -5,  7,   6,   INT32_MIN, INT32_MAX};
+  d->method = SIMDPOOL_AVG;
+  d->index_type = SIMDPOOL_INDEX_NONE;
+  d->dtype = rng_chance(r, 0.5) ? SIMDPOOL_S8 : SIMDPOOL_U8;
+  d->clamp = rng_chance(r, 0.05);
+  if (rng_chance(r, 0.3)) { /* adaptive: the largest window varies */
+    d->adaptive = 1;
+    d->kernel_h = d->kernel_w = d->stride_h = d->stride_w = 1;
+    d->dilation_h = d->dilation_w = 1;
+    d->padding = SIMDPOOL_PAD_EXPLICIT;
+    d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = 0;
+    d->ceil_mode = 0;
+    d->out_d = 1;
+    d->out_h = rng_range(r, 1, 50);
+    d->out_w = rng_range(r, 1, 50);
+  }
+  simdpool_quant *q = &d->quant;
+  q->x_scale = scales[rng_below(r, 16)];
+  q->y_scale = rng_chance(r, 0.5) ? 1.0f : scales[rng_below(r, 16)];
+  q->x_zero_point = rng_chance(r, 0.5) ? 0 : ints[rng_below(r, 15)];
+  q->y_zero_point = rng_chance(r, 0.5) ? 0 : ints[rng_below(r, 15)];
+  q->y_min = rng_chance(r, 0.5) ? INT32_MIN : ints[rng_below(r, 15)];
+  q->y_max = rng_chance(r, 0.5) ? INT32_MAX : ints[rng_below(r, 15)];
+  if (rng_chance(r, 0.2)) { /* the empty range's edge: y_max = y_min - {0,1} */
+    q->y_min = d->dtype == SIMDPOOL_S8 ? (int32_t)rng_range(r, 0, 255) - 128
+                                       : (int32_t)rng_range(r, 0, 255);
+    q->y_max = q->y_min - (int32_t)rng_below(r, 2);
+  }
+  if (rng_chance(r, 0.4)) {
+    /* The multiplier's edge: x_scale = 2^-126 * T, y_scale 1, T one off the
+     * largest window's tap count t either way, so that m = x_scale / t is
+     * 2^-126 (normal) or just below (subnormal). t by brute force over the
+     * windows here; the model and the library each find it their own way. */
+    double t = 1.0;
+    const size_t in[3] = {d->d, d->h, d->w};
+    const size_t out[3] = {d->out_d, d->out_h, d->out_w};
+    const size_t k[3] = {d->kernel_d, d->kernel_h, d->kernel_w};
+    for (int ax = 0; ax < 3; ax++) {
+      size_t most = k[ax];
+      if (d->adaptive == 1) {
+        most = 0;
+        for (size_t o = 0; o < out[ax]; o++) {
+          const size_t a = o * in[ax] / out[ax];
+          const size_t b = ((o + 1) * in[ax] + out[ax] - 1) / out[ax];
+          most = b - a > most ? b - a : most;
+        }
+      }
+      t *= (double)most;
+    }
+    q->x_scale = 0x1p-126f * (float)(t - 1.0 + (double)rng_below(r, 3));
+    q->y_scale = 1.0f;
+    if (rng_chance(r, 0.8)) { /* and every other field valid */
+      q->x_zero_point = q->y_zero_point = 0;
+      q->y_min = INT32_MIN;
+      q->y_max = INT32_MAX;
+      d->clamp = 0;
+    }
+  }
+}
+
 START_TEST(test_shape_rules) {
   size_t k, target = g_target * 10;
   size_t accepted = 0, rejected = 0, ambiguous = 0, huge = 0, failures = 0;
+  size_t quantized = 0, bad_quant = 0;
   for (k = 0; k < target; k++) {
     config cf;
     rng r;
@@ -2655,6 +2727,22 @@ START_TEST(test_shape_rules) {
         break;
       }
       break;
+    case 6: /* element types, one out of range */
+    case 7:
+      d->dtype = (simdpool_dtype)rng_below(&r, 6);
+      d->clamp = rng_chance(&r, 0.2);
+      break;
+    case 8: /* quantized AVG, every field near its limits */
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+    case 14:
+    case 15:
+      draw_quant(d, &r);
+      quantized++;
+      break;
     default:
       break;
     }
@@ -2662,6 +2750,8 @@ START_TEST(test_shape_rules) {
     model_resolve(d, &cf.ms);
     if (run_on_isa_guarded(&cf, NULL) && ++failures >= g_max_failures)
       break;
+    if (cf.ms.reasons & MODEL_BAD_QUANT)
+      bad_quant++;
     if (model_status(cf.ms.reasons) == SIMDPOOL_OK) {
       accepted++;
     } else {
@@ -2673,8 +2763,8 @@ START_TEST(test_shape_rules) {
   }
   printf("[model] shape_rules (plan creation only): accepted %zu, rejected "
          "%zu (%zu with both invalid and unsupported reasons), extreme sizes "
-         "%zu\n",
-         accepted, rejected, ambiguous, huge);
+         "%zu, quantized AVG %zu (%zu with a bad quantization)\n",
+         accepted, rejected, ambiguous, huge, quantized, bad_quant);
   fflush(stdout);
   ck_assert_msg(failures == 0,
                 "shape_rules: %zu mismatches (details above; seed %" PRIu64 ")",
