@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sleef.h>
@@ -1292,4 +1293,179 @@ uint16_t model_f32_to_bf16(uint32_t u, int keep_nan) {
 
 uint16_t model_f32_to_f16(uint32_t u, int keep_nan) {
   return f32_to_small(&fmt_f16, u, keep_nan, 0x7e00u);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ops on the element types                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Element i of a tensor of dtype t, widened to f32 ("Widening to f32 is
+ * exact"; S8/U8 values are integers, exact in f32), as bits. */
+static uint32_t widen_at(simdpool_dtype t, const void *p, size_t i) {
+  switch (t) {
+  case SIMDPOOL_BF16:
+    return model_bf16_to_f32_bits(((const uint16_t *)p)[i]);
+  case SIMDPOOL_F16:
+    return model_f16_to_f32_bits(((const uint16_t *)p)[i]);
+  case SIMDPOOL_S8:
+    return float_to_bits((float)((const int8_t *)p)[i]);
+  case SIMDPOOL_U8:
+    return float_to_bits((float)((const uint8_t *)p)[i]);
+  default: {
+    uint32_t u;
+    memcpy(&u, (const char *)p + 4 * i, 4);
+    return u;
+  }
+  }
+}
+
+/* Stores the f32 result u as element i of dtype t: "narrowed once ... with
+ * round-to-nearest-even", a NaN canonical, or with keep (MAX forward,
+ * unpooling: a winner's or a copied value) its own payload. S8/U8 results
+ * are integers already. */
+static void narrow_at(simdpool_dtype t, void *p, size_t i, uint32_t u,
+                      int keep) {
+  switch (t) {
+  case SIMDPOOL_BF16:
+    ((uint16_t *)p)[i] = model_f32_to_bf16(u, keep);
+    return;
+  case SIMDPOOL_F16:
+    ((uint16_t *)p)[i] = model_f32_to_f16(u, keep);
+    return;
+  case SIMDPOOL_S8:
+    ((int8_t *)p)[i] = (int8_t)bits_to_float(u);
+    return;
+  case SIMDPOOL_U8:
+    ((uint8_t *)p)[i] = (uint8_t)bits_to_float(u);
+    return;
+  default:
+    memcpy((char *)p + 4 * i, &u, 4);
+    return;
+  }
+}
+
+/* A whole tensor of `span` elements widened into a new f32 array. */
+static float *widen_all(simdpool_dtype t, const void *p, size_t span) {
+  float *f = malloc((span ? span : 1) * sizeof *f);
+  if (!f)
+    abort();
+  for (size_t i = 0; i < span; i++) {
+    const uint32_t u = widen_at(t, p, i);
+    memcpy(&f[i], &u, 4);
+  }
+  return f;
+}
+
+/* "acc = sum over counted valid taps of (q - x_zero_point) in int32 ...
+ * m = ratio / (float)divisor ... v = (float)acc * m; y = RNE(clamp(v,
+ * y_min - y_zero_point, y_max - y_zero_point)) + y_zero_point" */
+static void qavg_forward(const simdpool_desc *d, const model_shape *s,
+                         const void *x, void *y) {
+  const simdpool_quant *q = &d->quant;
+  const int32_t lo = d->dtype == SIMDPOOL_S8 ? -128 : 0;
+  const int32_t hi = d->dtype == SIMDPOOL_S8 ? 127 : 255;
+  const int32_t ymin = q->y_min == INT32_MIN ? lo : q->y_min;
+  const int32_t ymax = q->y_max == INT32_MAX ? hi : q->y_max;
+  const float ratio = q->x_scale / q->y_scale;
+  const size_t total = model_y_count(d, s);
+  for (size_t off = 0; off < total; off++) {
+    size_t n, c, od, oh, ow;
+    model_coords(d->layout, d->c, s->out_d, s->out_h, s->out_w, off, &n, &c,
+                 &od, &oh, &ow);
+    window win;
+    window_begin(&win, d, s, od, oh, ow);
+    int32_t acc = 0;
+    while (window_next(&win))
+      acc += (int32_t)bits_to_float(
+                 widen_at(d->dtype, x, tap_offset(d, &win, n, c))) -
+             q->x_zero_point;
+    const long long divisor =
+        d->adaptive == 1
+            ? win.taps[0] * win.taps[1] * win.taps[2]
+            : axis_count(&win.a[0], win.o[0], d->count_include_pad) *
+                  axis_count(&win.a[1], win.o[1], d->count_include_pad) *
+                  axis_count(&win.a[2], win.o[2], d->count_include_pad);
+    const float m = ratio / (float)divisor;
+    float v = (float)acc * m;
+    const float vlo = (float)(ymin - q->y_zero_point);
+    const float vhi = (float)(ymax - q->y_zero_point);
+    v = v < vlo ? vlo : v > vhi ? vhi : v;
+    const int32_t r = (int32_t)nearbyintf(v) + q->y_zero_point;
+    narrow_at(d->dtype, y, model_y_at(d, off), float_to_bits((float)r), 0);
+  }
+}
+
+void model_forward_dtype(const simdpool_desc *d, const model_shape *s,
+                         const void *x, void *y, void *indices) {
+  const int int8 = d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8;
+  if (int8 && d->method == SIMDPOOL_AVG) {
+    qavg_forward(d, s, x, y);
+    return;
+  }
+  const size_t xs = model_x_span(d), ys = model_y_span(d, s);
+  float *xf = widen_all(d->dtype, x, xs);
+  float *yf = calloc(ys ? ys : 1, sizeof *yf);
+  if (!yf)
+    abort();
+  model_forward(d, s, xf, yf, indices);
+  const size_t total = model_y_count(d, s);
+  for (size_t off = 0; off < total; off++) {
+    const size_t at = model_y_at(d, off);
+    uint32_t u;
+    memcpy(&u, &yf[at], 4);
+    narrow_at(d->dtype, y, at, u, d->method == SIMDPOOL_MAX);
+  }
+  free(xf);
+  free(yf);
+}
+
+int model_backward_dtype(const simdpool_desc *d, const model_shape *s,
+                         const void *dy, const void *indices, const void *x,
+                         void *dx) {
+  const size_t xs = model_x_span(d), ys = model_y_span(d, s);
+  float *dyf = widen_all(d->dtype, dy, ys);
+  float *xf = x ? widen_all(d->dtype, x, xs) : NULL;
+  float *dxf = calloc(xs ? xs : 1, sizeof *dxf);
+  if (!dxf)
+    abort();
+  /* "accumulate each dx element in f32 in the order of the f32 rules and
+   * round it once" */
+  const int r = model_backward(d, s, dyf, indices, xf, dxf);
+  if (r == 0) {
+    const size_t total = model_x_count(d);
+    for (size_t off = 0; off < total; off++) {
+      const size_t at = model_x_at(d, off);
+      uint32_t u;
+      memcpy(&u, &dxf[at], 4);
+      narrow_at(d->dtype, dx, at, u, 0);
+    }
+  }
+  free(dyf);
+  free(xf);
+  free(dxf);
+  return r;
+}
+
+int model_unpool_dtype(const simdpool_desc *d, const model_shape *s,
+                       const void *y, const void *indices, void *x) {
+  const size_t xs = model_x_span(d), ys = model_y_span(d, s);
+  float *yf = widen_all(d->dtype, y, ys);
+  float *xf = calloc(xs ? xs : 1, sizeof *xf);
+  if (!xf)
+    abort();
+  /* "bits copied unchanged, in every dtype": exact widening there and the
+   * payload-keeping narrowing back give the element's own bits. */
+  const int r = model_unpool(d, s, yf, indices, xf);
+  if (r == 0) {
+    const size_t total = model_x_count(d);
+    for (size_t off = 0; off < total; off++) {
+      const size_t at = model_x_at(d, off);
+      uint32_t u;
+      memcpy(&u, &xf[at], 4);
+      narrow_at(d->dtype, x, at, u, 1);
+    }
+  }
+  free(yf);
+  free(xf);
+  return r;
 }

@@ -193,4 +193,19 @@ uint32_t model_f16_to_f32_bits(uint16_t h);
 uint16_t model_f32_to_bf16(uint32_t f32_bits, int keep_nan);
 uint16_t model_f32_to_f16(uint32_t f32_bits, int keep_nan);
 
+/* The ops on tensors of d->dtype (docs/semantics.md#element-types), as
+ * DESIGN.md defines them from the f32 ones: widen exactly, compute with the
+ * f32 model, narrow once (MAX forward and unpooling keep a NaN's payload,
+ * everything else rounds to nearest even with canonical NaNs); S8/U8 AVG
+ * is the quantized average, computed here on its own. Tensors are strided
+ * as the desc says; element sizes follow the dtype. Returns as the f32
+ * functions do. */
+void model_forward_dtype(const simdpool_desc *d, const model_shape *s,
+                         const void *x, void *y, void *indices);
+int model_backward_dtype(const simdpool_desc *d, const model_shape *s,
+                         const void *dy, const void *indices, const void *x,
+                         void *dx);
+int model_unpool_dtype(const simdpool_desc *d, const model_shape *s,
+                       const void *y, const void *indices, void *x);
+
 #endif /* SIMDPOOL_TEST_MODEL_H */

@@ -2559,6 +2559,179 @@ END_TEST
 /* Shape rules alone: wider and extreme parameters, plan creation only      */
 /* ------------------------------------------------------------------------ */
 
+/* Hand-computed cases of the element types
+ * (docs/semantics.md#element-types), 1D NCHW, one plane: x (or, for backward rows, dy) as raw
+ * patterns (bf16/f16 bits, s8/u8 values), the expected output as raw
+ * patterns, the winner's I32 index for MAX. Each is checked against the
+ * model, and against the library on every ISA once the library accepts the
+ * dtype (until then its plan must be refused for the missing kernels). */
+typedef struct dtype_case {
+  const char *what;
+  simdpool_dtype dtype;
+  simdpool_method method;
+  int backward; /* AVG backward from dy = x */
+  size_t w, k, stride, pad;
+  int cip;
+  float p;
+  float x_scale;
+  int32_t x_zp, y_zp, y_min, y_max;
+  int32_t x[5];
+  int32_t y[5]; /* outputs, or dx for backward rows */
+  int32_t index;
+} dtype_case;
+
+#define BF SIMDPOOL_BF16
+#define FH SIMDPOOL_F16
+#define QS SIMDPOOL_S8
+#define QU SIMDPOOL_U8
+#define QDEF 1.0f, 0, 0, INT32_MIN, INT32_MAX
+// clang-format off
+static const dtype_case dtype_cases[] = {
+    /* (1 + (1 + 2^-7)) / 2 = 1 + 2^-8: a tie, to the even 1 */
+    {"bf16 avg tie to even", BF, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x3f80, 0x3f81}, {0x3f80}, -1},
+    /* (1 + 2^-7 + 1 + 2^-6) / 2 = 1 + 3 * 2^-8: a tie, up to the even 0x3f82 */
+    {"bf16 avg tie up", BF, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x3f81, 0x3f82}, {0x3f82}, -1},
+    /* (2^-24 + 2^-23) / 2 = 1.5 * 2^-24: subnormal tie, to even 2 * 2^-24 */
+    {"f16 subnormal tie", FH, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x0001, 0x0002}, {0x0002}, -1},
+    /* 2^-24 / 2 = 2^-25: a tie between 0 and 2^-24, to 0 */
+    {"f16 underflow to 0", FH, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x0001, 0x0000}, {0x0000}, -1},
+    /* 65504 + 16 = 65520: the tie between 65504 and 2^16, to even inf */
+    {"f16 overflow to inf", FH, SIMDPOOL_LP, 0, 2, 2, 2, 0, 1, 1, QDEF, {0x7bff, 0x4c00}, {0x7c00}, -1},
+    /* 65504 + 14 = 65518 rounds to 65504 */
+    {"f16 largest finite", FH, SIMDPOOL_LP, 0, 2, 2, 2, 0, 1, 1, QDEF, {0x7bff, 0x4b00}, {0x7bff}, -1},
+    /* MAX keeps the winning NaN's bits, signalling ones too */
+    {"f16 max keeps a signalling NaN", FH, SIMDPOOL_MAX, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x7c01, 0x3c00}, {0x7c01}, 0},
+    {"bf16 max keeps a NaN's sign and payload", BF, SIMDPOOL_MAX, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x3f80, 0xff81}, {0xff81}, 1},
+    {"bf16 max tie keeps -0", BF, SIMDPOOL_MAX, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x8000, 0x0000}, {0x8000}, 0},
+    /* arithmetic NaNs are canonical */
+    {"f16 avg NaN canonical", FH, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {0x7d00, 0x3c00}, {0x7e00}, -1},
+    {"bf16 avg NaN canonical", BF, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {0xff81, 0x3f80}, {0x7fc0}, -1},
+    /* backward, k3/s1 over 5, dy = 1 each: each share 1/3 = 0x3eaaaaab in
+     * f32; dx sums 1, 2, 3, 2, 1 shares in f32 (0x3eaaaaab, 0x3f2aaaab, and
+     * 0x3f2aaaab + 0x3eaaaaab = 1.0000000298 -> 1.0f), each rounded once:
+     * 0x3eab, 0x3f2b, 0x3f80 */
+    {"bf16 avg backward sums in f32", BF, SIMDPOOL_AVG, 1, 5, 3, 1, 0, 1, 2, QDEF, {0x3f80, 0x3f80, 0x3f80}, {0x3eab, 0x3f2b, 0x3f80, 0x3f2b, 0x3eab}, -1},
+    /* quantized: acc 5, m = 1 / 2, v = 2.5: RNE to even 2; 3.5 to 4 */
+    {"u8 avg tie to even", QU, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {2, 3}, {2}, -1},
+    {"u8 avg tie up", QU, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, QDEF, {3, 4}, {4}, -1},
+    /* v = 5, clamped to [0 - 10, 12 - 10] = 2, plus y_zero_point 10 */
+    {"u8 avg clamp", QU, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, 1.0f, 0, 10, INT32_MIN, 12, {4, 6}, {12}, -1},
+    /* k3 pad 1 over {10, 20, 30}, x_zero_point 5: taps pad, 10, 20, acc =
+     * 5 + 15 = 20; counting the pad, m = 1/3 (0x3eaaaaab), v = 6.6666670
+     * -> 7, plus 5: 12; without it m = 1/2, v = 10 -> 15 */
+    {"u8 avg count_include_pad", QU, SIMDPOOL_AVG, 0, 3, 3, 3, 1, 1, 2, 1.0f, 5, 5, INT32_MIN, INT32_MAX, {10, 20, 30}, {12}, -1},
+    {"u8 avg without the pad", QU, SIMDPOOL_AVG, 0, 3, 3, 3, 1, 0, 2, 1.0f, 5, 5, INT32_MIN, INT32_MAX, {10, 20, 30}, {15}, -1},
+    /* acc = 0 + 255 with x_zero_point -128, v = 127.5: clamped to 127
+     * first, so no tie to round */
+    {"s8 avg clamps before rounding", QS, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, 1.0f, -128, 0, INT32_MIN, INT32_MAX, {-128, 127}, {127}, -1},
+    /* x_scale 0.5: m = 0.25, acc = 6: v = 1.5 -> 2 */
+    {"s8 avg scale", QS, SIMDPOOL_AVG, 0, 2, 2, 2, 0, 1, 2, 0.5f, 0, 0, INT32_MIN, INT32_MAX, {-1, 7}, {2}, -1},
+    {"s8 max ties keep the first", QS, SIMDPOOL_MAX, 0, 4, 4, 4, 0, 1, 2, QDEF, {-3, 5, 5, -128}, {5}, 1},
+    {"u8 max", QU, SIMDPOOL_MAX, 0, 3, 3, 3, 0, 1, 2, QDEF, {7, 255, 0}, {255}, 1},
+};
+// clang-format on
+#undef BF
+#undef FH
+#undef QS
+#undef QU
+#undef QDEF
+
+/* Raw element i of a dtype's buffer as an int (bf16/f16 bits, s8/u8). */
+static int32_t raw_get(simdpool_dtype t, const void *p, size_t i) {
+  if (t == SIMDPOOL_S8)
+    return ((const int8_t *)p)[i];
+  if (t == SIMDPOOL_U8)
+    return ((const uint8_t *)p)[i];
+  return ((const uint16_t *)p)[i];
+}
+
+static void raw_set(simdpool_dtype t, void *p, size_t i, int32_t v) {
+  if (t == SIMDPOOL_S8)
+    ((int8_t *)p)[i] = (int8_t)v;
+  else if (t == SIMDPOOL_U8)
+    ((uint8_t *)p)[i] = (uint8_t)v;
+  else
+    ((uint16_t *)p)[i] = (uint16_t)v;
+}
+
+START_TEST(test_dtype_by_hand) {
+  size_t library_checked = 0;
+  for (size_t k = 0; k < sizeof dtype_cases / sizeof dtype_cases[0]; k++) {
+    const dtype_case *t = &dtype_cases[k];
+    simdpool_desc d;
+    simdpool_desc_init_1d(&d, t->method, SIMDPOOL_NCHW, 1, 1, t->w, t->k);
+    d.stride_w = t->stride;
+    d.pad_left = d.pad_right = t->pad;
+    d.count_include_pad = t->cip;
+    d.p = t->p;
+    d.dtype = t->dtype;
+    d.quant.x_scale = t->x_scale;
+    d.quant.x_zero_point = t->x_zp;
+    d.quant.y_zero_point = t->y_zp;
+    d.quant.y_min = t->y_min;
+    d.quant.y_max = t->y_max;
+    if (t->method == SIMDPOOL_MAX)
+      d.index_type = SIMDPOOL_INDEX_I32;
+    model_shape ms;
+    model_resolve(&d, &ms);
+    ck_assert_msg(ms.reasons == MODEL_UNSUP_DTYPE || ms.reasons == 0,
+                  "%s: the model rejects it (%s)", t->what,
+                  model_reason_string(ms.reasons));
+    const size_t nin = t->w, nout = ms.out_w;
+    unsigned char in[16] = {0}, out[16], want[16] = {0};
+    int32_t idx = -1;
+    const size_t nres = t->backward ? nin : nout;
+    for (size_t i = 0; i < (t->backward ? nout : nin); i++)
+      raw_set(t->dtype, in, i, t->x[i]);
+    for (size_t i = 0; i < nres; i++)
+      raw_set(t->dtype, want, i, t->y[i]);
+    memset(out, 0xa5, sizeof out);
+    if (t->backward)
+      ck_assert_int_eq(model_backward_dtype(&d, &ms, in, NULL, NULL, out), 0);
+    else
+      model_forward_dtype(&d, &ms, in, out,
+                          t->method == SIMDPOOL_MAX ? &idx : NULL);
+    for (size_t i = 0; i < nres; i++)
+      ck_assert_msg(raw_get(t->dtype, out, i) == t->y[i],
+                    "%s: the model gives 0x%x at %zu, by hand 0x%x", t->what,
+                    (unsigned)raw_get(t->dtype, out, i), i, (unsigned)t->y[i]);
+    if (t->method == SIMDPOOL_MAX)
+      ck_assert_msg(idx == t->index, "%s: the model's index %d, by hand %d",
+                    t->what, (int)idx, (int)t->index);
+    /* The library: every ISA this machine runs, once it takes the dtype. */
+    for (int isa = SIMDPOOL_ISA_SCALAR; isa <= SIMDPOOL_ISA_NEON; isa++) {
+      if (!simdpool_isa_supported((simdpool_isa)isa))
+        continue;
+      d.isa = (simdpool_isa)isa;
+      simdpool_plan *plan = NULL;
+      const simdpool_status st = simdpool_plan_create(&d, &plan);
+      if (st == SIMDPOOL_UNSUPPORTED &&
+          strstr(simdpool_last_error(), "kernels yet"))
+        continue; /* this version: no kernels for the dtype */
+      ck_assert_msg(st == SIMDPOOL_OK, "%s: plan_create %d: %s", t->what,
+                    (int)st, simdpool_last_error());
+      memset(out, 0xa5, sizeof out);
+      int32_t lidx = -1;
+      const simdpool_status cs =
+          t->backward
+              ? simdpool_backward(plan, in, NULL, NULL, out)
+              : simdpool_forward(plan, in, out,
+                                 t->method == SIMDPOOL_MAX ? &lidx : NULL);
+      simdpool_plan_destroy(plan);
+      ck_assert_msg(cs == SIMDPOOL_OK, "%s: %s", t->what,
+                    simdpool_last_error());
+      ck_assert_msg(memcmp(out, want, nres * model_elem_size(t->dtype)) == 0,
+                    "%s on %s: the library differs from the hand result",
+                    t->what, simdpool_isa_name((simdpool_isa)isa));
+      ck_assert(t->method != SIMDPOOL_MAX || lidx == t->index);
+      library_checked++;
+    }
+  }
+  printf("[model] dtype_by_hand: %zu cases on the model, %zu library runs\n",
+         sizeof dtype_cases / sizeof dtype_cases[0], library_checked);
+}
+END_TEST
+
 /* A quantized AVG descriptor (S8 or U8, sometimes adaptive) whose
  * quantization fields sit near their limits: scales among 0, negatives,
  * inf, NaN, subnormals and values whose ratio or multiplier under- or
@@ -3115,6 +3288,11 @@ int main(void) {
     tc = tcase_create(names[layout]);
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_unpool_large, layout, layout + 1);
+    suite_add_tcase(s, tc);
+  }
+  {
+    TCase *tc = tcase_create("dtype_by_hand");
+    tcase_add_test(tc, test_dtype_by_hand);
     suite_add_tcase(s, tc);
   }
   {
