@@ -448,7 +448,7 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const void *x,
   const simdpool_status st = check_forward(plan, x, y, indices, "forward");
   if (st != SIMDPOOL_OK)
     return st;
-  const sp_io io = {x, y, indices, NULL, NULL};
+  const sp_io io = {.xv = x, .yv = y, .indices = indices};
   if (plan->clamp) /* scalar: chunk by chunk, clamping y while in cache */
     sp_run_parallel(plan, SP_OP_FWD, &io, NULL, NULL);
   else
@@ -464,7 +464,8 @@ simdpool_status simdpool_backward(const simdpool_plan *plan, const void *dy,
       check_backward(plan, dy, indices, x, dx, "backward", &op, NULL);
   if (st != SIMDPOOL_OK)
     return st;
-  const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
+  const sp_io io = {
+      .xv = x, .indices = (void *)(uintptr_t)indices, .dyv = dy, .dxv = dx};
   sp_call_kernel(plan->kernel[op]->fn, &plan->geom, &io);
   return SIMDPOOL_OK;
 }
@@ -477,7 +478,7 @@ simdpool_status simdpool_forward_parallel(const simdpool_plan *plan,
       check_forward(plan, x, y, indices, "forward_parallel");
   if (st != SIMDPOOL_OK)
     return st;
-  const sp_io io = {x, y, indices, NULL, NULL};
+  const sp_io io = {.xv = x, .yv = y, .indices = indices};
   sp_run_parallel(plan, SP_OP_FWD, &io, parallel_for, pool);
   return SIMDPOOL_OK;
 }
@@ -492,7 +493,8 @@ simdpool_backward_parallel(const simdpool_plan *plan, const void *dy,
       check_backward(plan, dy, indices, x, dx, "backward_parallel", &op, &par);
   if (st != SIMDPOOL_OK)
     return st;
-  const sp_io io = {x, NULL, (void *)(uintptr_t)indices, dy, dx};
+  const sp_io io = {
+      .xv = x, .indices = (void *)(uintptr_t)indices, .dyv = dy, .dxv = dx};
   sp_run_parallel(plan, op, &io, parallel_for, pool);
   return SIMDPOOL_OK;
 }
@@ -598,13 +600,13 @@ static simdpool_status check_unpool(const simdpool_plan *plan, const void *src,
  * (as x) and writes dy (as y): see sp_io. */
 static sp_io unpool_io(int bwd, const void *src, const void *indices,
                        void *dst) {
-  sp_io io = {NULL, NULL, (void *)(uintptr_t)indices, NULL, NULL};
+  sp_io io = {.indices = (void *)(uintptr_t)indices};
   if (bwd) {
-    io.x = src;
-    io.y = dst;
+    io.xv = src;
+    io.yv = dst;
   } else {
-    io.dy = src;
-    io.dx = dst;
+    io.dyv = src;
+    io.dxv = dst;
   }
   return io;
 }

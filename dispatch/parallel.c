@@ -129,15 +129,17 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
       g->layout == SIMDPOOL_NHWC ? in_off / g->c * g->xs : in_off;
   const size_t y_off =
       g->layout == SIMDPOOL_NHWC ? out_off / g->c * g->ys : out_off;
+  /* In bytes: elements of the plan's dtype. */
+  const size_t es = sp_dtype_size(g->dtype);
   c->io = j->io;
-  if (c->io.x)
-    c->io.x += x_off;
-  if (c->io.y)
-    c->io.y += y_off;
-  if (c->io.dy)
-    c->io.dy += y_off;
-  if (c->io.dx)
-    c->io.dx += x_off;
+  if (c->io.xv)
+    c->io.xv = (const char *)c->io.xv + x_off * es;
+  if (c->io.yv)
+    c->io.yv = (char *)c->io.yv + y_off * es;
+  if (c->io.dyv)
+    c->io.dyv = (const char *)c->io.dyv + y_off * es;
+  if (c->io.dxv)
+    c->io.dxv = (char *)c->io.dxv + x_off * es;
   if (c->io.indices)
     c->io.indices =
         (char *)c->io.indices + out_off * sp_index_size(g->index_type);
@@ -324,7 +326,7 @@ static void for_each_chunk(par_job *j, size_t range, simdpool_task_fn task,
 size_t sp_find_bad_parallel(const simdpool_plan *plan, const void *indices,
                             simdpool_parallel_for_fn parallel_for, void *pool) {
   par_job j;
-  const sp_io io = {NULL, NULL, (void *)(uintptr_t)indices, NULL, NULL};
+  const sp_io io = {.indices = (void *)(uintptr_t)indices};
   const size_t range =
       plan_chunks(&j, plan, SP_OP_BWD_IDX, &io, SP_CHUNK_MIN_BYTES, 1, 0);
   for_each_chunk(&j, range, check_chunk, parallel_for, pool);

@@ -133,11 +133,26 @@ static inline size_t sp_y_elems(const sp_geom *g) {
  * it writes, as backward); its backward reads dx from x and indices and
  * writes dy into y (as forward). */
 typedef struct sp_io {
-  const float *x;
-  float *y;
+  /* Each tensor as f32 (what the f32 kernels read and write) or untyped
+   * (elements of the plan's dtype: dispatch's byte arithmetic, and kernels
+   * of the other element types). The same pointer either way. */
+  union {
+    const float *x;
+    const void *xv;
+  };
+  union {
+    float *y;
+    void *yv;
+  };
   void *indices;
-  const float *dy;
-  float *dx;
+  union {
+    const float *dy;
+    const void *dyv;
+  };
+  union {
+    float *dx;
+    void *dxv;
+  };
 } sp_io;
 
 typedef void (*sp_kernel_fn)(const sp_geom *g, const sp_io *io);

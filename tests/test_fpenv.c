@@ -84,10 +84,12 @@ static void run_call(const simdpool_plan *p, sp_op op, call_kind k,
   const int unpool = op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD;
   if (op != SP_OP_BWD_IDX && !unpool)
     idx_in = NULL;
-  const sp_io io = {t->x, t->y,
-                    op == SP_OP_FWD ? (has_idx ? t->idx : NULL)
-                                    : (void *)(uintptr_t)idx_in,
-                    t->dy, t->dx};
+  const sp_io io = {.x = t->x,
+                    .y = t->y,
+                    .indices = op == SP_OP_FWD ? (has_idx ? t->idx : NULL)
+                                               : (void *)(uintptr_t)idx_in,
+                    .dy = t->dy,
+                    .dx = t->dx};
   tenv_write(env);
   switch (unpool ? (int)k + 100 * (int)op : (int)k) {
   case CALL_SERIAL + 100 * SP_OP_UNPOOL: /* y from dy, x into dx */

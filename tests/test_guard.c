@@ -432,12 +432,12 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
         reference_for(SIMDPOOL_MAX, g->layout, SP_OP_FWD, it);
     ck_assert_ptr_nonnull(rf);
     float *ytmp = scratch_get(&sdx2, ny * sizeof *ytmp);
-    const sp_io io = {x, ytmp, want_idx, NULL, NULL};
+    const sp_io io = {.x = x, .y = ytmp, .indices = want_idx};
     rf->fn(g, &io);
   }
   const int reads_x = e->op == SP_OP_FWD || e->op == SP_OP_UNPOOL_BWD ||
                       (e->op == SP_OP_BWD && g->method != SIMDPOOL_AVG);
-  sp_io rio = {reads_x ? x : NULL, NULL, NULL, NULL, NULL};
+  sp_io rio = {.x = reads_x ? x : NULL};
   if (e->op == SP_OP_FWD) {
     rio.y = want;
     rio.indices = isz ? want_idx : NULL;
@@ -452,7 +452,7 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
   ref->fn(g, &rio);
 
   for (int s = 0; s < 2; s++) {
-    sp_io io = {NULL, NULL, NULL, NULL, NULL};
+    sp_io io = {};
     if (reads_x) {
       float *gx = place(s, B_X, nx, sizeof *gx);
       memcpy(gx, x, nx * sizeof *x);

@@ -182,8 +182,7 @@ static void run_strided(const sp_kernel_entry *e, const sp_geom *dense,
   snprintf(label, sizeof label, "%s (x stride %zu, y stride %zu)", e->name, xs,
            ys);
   buf sx = strided_in(x, xp, c, xs), sdy = strided_in(dy, yp, c, ys);
-  sp_io io = {(const float *)sx.data, NULL, NULL, (const float *)sdy.data,
-              NULL};
+  sp_io io = {.x = (const float *)sx.data, .dy = (const float *)sdy.data};
   if (e->op == SP_OP_FWD) {
     buf sy = strided_out(yp, c, ys);
     buf si = buf_new(yp * c, idx_bytes ? idx_bytes : 1);
@@ -408,7 +407,7 @@ static void prepare(prepared *p, const sp_kernel_entry *e,
     ck_assert_ptr_nonnull(rf);
     float *ytmp = malloc(ny * sizeof *ytmp);
     ck_assert_ptr_nonnull(ytmp);
-    sp_io io = {x, ytmp, want_idx, NULL, NULL};
+    sp_io io = {.x = x, .y = ytmp, .indices = want_idx};
     rf->fn(gp, &io);
     free(ytmp);
     /* Unpooling kernels that take any in-plane index (GENERAL, ND) get,
@@ -431,7 +430,7 @@ static void prepare(prepared *p, const sp_kernel_entry *e,
     }
   }
 
-  sp_io io_ref = {x, NULL, NULL, (const float *)p->dy.data, NULL};
+  sp_io io_ref = {.x = x, .dy = (const float *)p->dy.data};
   if (to_y) { /* forward; unpooling's backward (x as dx) */
     io_ref.y = (float *)p->want.data;
     io_ref.indices = fwd ? (it ? want_idx : NULL) : want_idx;
@@ -489,8 +488,7 @@ static int run_desc(const sp_kernel_entry *e, simdpool_index_type it,
   buf got = buf_new(out_count, 4);
   buf got_idx = buf_new(ny, sp_index_size(it) ? sp_index_size(it) : 1);
 
-  sp_io io_got = {(const float *)x.data, NULL, NULL, (const float *)dy.data,
-                  NULL};
+  sp_io io_got = {.x = (const float *)x.data, .dy = (const float *)dy.data};
   if (fwd) {
     io_got.y = (float *)got.data;
     io_got.indices = it ? got_idx.data : NULL;
@@ -984,7 +982,7 @@ START_TEST(fpenv_has_effect) {
     ck_assert(x && want && got);
     for (size_t i = 0; i < nx; i++)
       x[i] = rnd_value_subnormal();
-    sp_io io = {x, want, NULL, NULL, NULL};
+    sp_io io = {.x = x, .y = want};
     ref->fn(&g, &io);
     io.y = got;
     for (int k = 1; k < N_CALLER_ENVS; k++) {

@@ -215,9 +215,9 @@ static void check_config(const simdpool_plan *plan, const simdpool_desc *d,
   for (size_t k = 0; k < nr; k++) {
     const runner *r = &rs[k];
     runner_desc(r, what, sizeof what);
-    const sp_io fwd = {x, y, ix, NULL, NULL};
-    const sp_io bwd = {x, NULL, NULL, dy, dx};
-    const sp_io bwd_idx = {NULL, NULL, ix0, dy, dx};
+    const sp_io fwd = {.x = x, .y = y, .indices = ix};
+    const sp_io bwd = {.x = x, .dy = dy, .dx = dx};
+    const sp_io bwd_idx = {.indices = ix0, .dy = dy, .dx = dx};
     memset(y, 0x5a, nout * 4);
     if (r->chunk_bytes)
       sp_run_chunked(plan, SP_OP_FWD, &fwd, r->pfor, r->pool, r->chunk_bytes);
@@ -282,8 +282,8 @@ static void check_config(const simdpool_plan *plan, const simdpool_desc *d,
   for (size_t k = 0; k < nr && isz; k++) {
     const runner *r = &rs[k];
     runner_desc(r, what, sizeof what);
-    const sp_io up = {NULL, NULL, ix0, y0, xu};
-    const sp_io upb = {x, yu, ix0, NULL, NULL};
+    const sp_io up = {.indices = ix0, .dy = y0, .dx = xu};
+    const sp_io upb = {.x = x, .y = yu, .indices = ix0};
     memset(xu, 0x5a, nin * 4);
     memset(yu, 0x5a, nout * 4);
     if (r->chunk_bytes) {

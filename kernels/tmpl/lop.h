@@ -175,8 +175,11 @@ SP_HOT void lop_run(const sp_geom *g, const sp_io *io, size_t gw, int need_x,
       lop_indices(g, io->indices, is, gw, p0, np, 0);
       lop_unused_lanes(g, is, gw, Q, np);
     }
-    const sp_io ios = {need_x ? xs : NULL, bwd < 0 ? ys : NULL, idx ? is : NULL,
-                       bwd >= 0 ? ys : NULL, bwd >= 0 ? dxs : NULL};
+    const sp_io ios = {.x = need_x ? xs : NULL,
+                       .y = bwd < 0 ? ys : NULL,
+                       .indices = idx ? is : NULL,
+                       .dy = bwd >= 0 ? ys : NULL,
+                       .dx = bwd >= 0 ? dxs : NULL};
     fn(&gs, &ios);
     if (bwd >= 0) {
       lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);

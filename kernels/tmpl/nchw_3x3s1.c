@@ -426,7 +426,7 @@ void SP_FN(sp_avgpool_bwd_3x3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
         }
       }
     }
-    const sp_io gather = {share, io->dx + pl * plane, NULL, NULL, NULL};
+    const sp_io gather = {.x = share, .y = io->dx + pl * plane};
     nchw3x3s1(&s, &gather, P3_SUM, 0, 3);
   }
 }

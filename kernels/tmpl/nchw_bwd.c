@@ -1005,8 +1005,9 @@ SP_HOT void bwd3x3_from_x_planes(const sp_geom *g, const sp_io *io, int s2) {
   g1.n = g1.c = 1;
   g1.index_type = SIMDPOOL_INDEX_U8;
   for (size_t p = 0; p < g->n * g->c; p++) {
-    const sp_io fwd = {io->x + p * hw, ys, taps, NULL, NULL};
-    const sp_io bwd = {NULL, NULL, taps, io->dy + p * ohw, io->dx + p * hw};
+    const sp_io fwd = {.x = io->x + p * hw, .y = ys, .indices = taps};
+    const sp_io bwd = {
+        .indices = taps, .dy = io->dy + p * ohw, .dx = io->dx + p * hw};
     if (s2) {
       max3x3s2_nchw_direct(&g1, &fwd, 1);
       bwd3x3s2_nchw_body(&g1, &bwd, SIMDPOOL_INDEX_U8);

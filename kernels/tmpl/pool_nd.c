@@ -854,8 +854,10 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
           }
           const sp_geom bs = lop_geom(&b, idx, gw);
           if (bwd >= 0) {
-            const sp_io ios = {need_x ? xs : NULL, NULL, idx ? is : NULL, ys,
-                               dxs};
+            const sp_io ios = {.x = need_x ? xs : NULL,
+                               .indices = idx ? is : NULL,
+                               .dy = ys,
+                               .dx = dxs};
             walk_cl(&bs, &ios);
             size_t c0[3], c1[3]; /* owned and computed */
             for (int ax = 0; ax < 3; ax++) {
@@ -874,7 +876,7 @@ SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
             nd_zero_rest(g, io->dx + p0 * P, P, np, own0, own1, c0, c1);
             continue;
           }
-          const sp_io ios = {xs, ys, idx ? is : NULL, NULL, NULL};
+          const sp_io ios = {.x = xs, .y = ys, .indices = idx ? is : NULL};
           walk_cl(&bs, &ios);
           nd_box_rows(io->y + p0 * Q, Q, g->oh, g->ow, ys, gw, np, lo, b.od,
                       b.oh, b.ow, 1);
