@@ -1356,6 +1356,19 @@ static float *widen_all(simdpool_dtype t, const void *p, size_t span) {
   return f;
 }
 
+/* The elements of an input-shaped f32 result f (only the pixels' c
+ * channels: strides) narrowed into p. */
+static void narrow_x(const simdpool_desc *d, const float *f, void *p,
+                     int keep) {
+  const size_t total = model_x_count(d);
+  for (size_t off = 0; off < total; off++) {
+    const size_t at = model_x_at(d, off);
+    uint32_t u;
+    memcpy(&u, &f[at], 4);
+    narrow_at(d->dtype, p, at, u, keep);
+  }
+}
+
 /* "acc = sum over counted valid taps of (q - x_zero_point) in int32 ...
  * m = ratio / (float)divisor ... v = (float)acc * m; y = RNE(clamp(v,
  * y_min - y_zero_point, y_max - y_zero_point)) + y_zero_point" */
@@ -1431,15 +1444,8 @@ int model_backward_dtype(const simdpool_desc *d, const model_shape *s,
   /* "accumulate each dx element in f32 in the order of the f32 rules and
    * round it once" */
   const int r = model_backward(d, s, dyf, indices, xf, dxf);
-  if (r == 0) {
-    const size_t total = model_x_count(d);
-    for (size_t off = 0; off < total; off++) {
-      const size_t at = model_x_at(d, off);
-      uint32_t u;
-      memcpy(&u, &dxf[at], 4);
-      narrow_at(d->dtype, dx, at, u, 0);
-    }
-  }
+  if (r == 0)
+    narrow_x(d, dxf, dx, 0);
   free(dyf);
   free(xf);
   free(dxf);
@@ -1456,15 +1462,8 @@ int model_unpool_dtype(const simdpool_desc *d, const model_shape *s,
   /* "bits copied unchanged, in every dtype": exact widening there and the
    * payload-keeping narrowing back give the element's own bits. */
   const int r = model_unpool(d, s, yf, indices, xf);
-  if (r == 0) {
-    const size_t total = model_x_count(d);
-    for (size_t off = 0; off < total; off++) {
-      const size_t at = model_x_at(d, off);
-      uint32_t u;
-      memcpy(&u, &xf[at], 4);
-      narrow_at(d->dtype, x, at, u, 1);
-    }
-  }
+  if (r == 0)
+    narrow_x(d, xf, x, 1);
   free(yf);
   free(xf);
   return r;
