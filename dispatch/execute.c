@@ -354,8 +354,8 @@ static simdpool_status check_forward(const simdpool_plan *plan, const void *x,
   if (!has_index && indices)
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "%s: indices given but the plan has index_type=NONE", fn);
-  const span sx = span_of(x, sp_x_elems(g) * sp_dtype_size(g->dtype));
-  const span sy = span_of(y, sp_y_elems(g) * sp_dtype_size(g->dtype));
+  const span sx = span_of(x, sp_x_bytes(g));
+  const span sy = span_of(y, sp_y_bytes(g));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
   const clash c[] = {{sx, sy, "x and y overlap"},
                      {sx, si, "x and indices overlap"},
@@ -418,10 +418,9 @@ static simdpool_status check_backward(const simdpool_plan *plan, const void *dy,
   /* Only the tensors the kernel reads count: AVG ignores x, and MAX from
    * indices ignores x too. */
   const int reads_x = *op == SP_OP_BWD && g->method != SIMDPOOL_AVG;
-  const span sdx = span_of(dx, sp_x_elems(g) * sp_dtype_size(g->dtype));
-  const span sdy = span_of(dy, sp_y_elems(g) * sp_dtype_size(g->dtype));
-  const span sx =
-      span_of(reads_x ? x : NULL, sp_x_elems(g) * sp_dtype_size(g->dtype));
+  const span sdx = span_of(dx, sp_x_bytes(g));
+  const span sdy = span_of(dy, sp_y_bytes(g));
+  const span sx = span_of(reads_x ? x : NULL, sp_x_bytes(g));
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));
   const clash c[] = {{sdx, sdy, "dx overlaps dy"},
                      {sdx, sx, "dx overlaps x"},
@@ -556,8 +555,7 @@ static simdpool_status check_unpool(const simdpool_plan *plan, const void *src,
                    fn, sp_method_name(g->method),
                    sp_index_type_name(g->index_type));
   /* dst is input-shaped for unpooling, output-shaped for its backward. */
-  const size_t xb = sp_x_elems(g) * sp_dtype_size(g->dtype),
-               yb = sp_y_elems(g) * sp_dtype_size(g->dtype);
+  const size_t xb = sp_x_bytes(g), yb = sp_y_bytes(g);
   const span sd = span_of(dst, bwd ? yb : xb);
   const span ss = span_of(src, bwd ? xb : yb);
   const span si = span_of(indices, out_elems(g) * sp_index_size(g->index_type));

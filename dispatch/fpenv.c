@@ -102,8 +102,8 @@ typedef struct env_state {
 
 static inline env_state env_enter(void) {
   const env_state saved = {read_fpcr(), read_fpsr()};
-  if (saved.fpcr !=
-      0) /* FPCR writes may stall the pipeline: only when needed */
+  /* FPCR writes may stall the pipeline: only when needed */
+  if (saved.fpcr != 0)
     write_fpcr(0);
   return saved;
 }

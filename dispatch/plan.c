@@ -1248,10 +1248,10 @@ size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,
   switch (which) {
   case SIMDPOOL_TENSOR_X:
   case SIMDPOOL_TENSOR_DX:
-    return sp_x_elems(g) * sp_dtype_size(g->dtype);
+    return sp_x_bytes(g);
   case SIMDPOOL_TENSOR_Y:
   case SIMDPOOL_TENSOR_DY:
-    return sp_y_elems(g) * sp_dtype_size(g->dtype);
+    return sp_y_bytes(g);
   case SIMDPOOL_TENSOR_INDICES:
     return planes * sp_out_plane(g) * sp_index_size(g->index_type);
   }

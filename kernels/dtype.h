@@ -10,23 +10,10 @@
 #define SIMDPOOL_DTYPE_H
 
 #include <stdint.h>
-#include <string.h>
 
 /* The canonical quiet NaNs of arithmetic results. */
 #define SP_BF16_CANONICAL_NAN ((uint16_t)0x7fc0)
 #define SP_F16_CANONICAL_NAN ((uint16_t)0x7e00)
-
-static inline uint32_t sp_f32_bits(float v) {
-  uint32_t u;
-  memcpy(&u, &v, sizeof u);
-  return u;
-}
-
-static inline float sp_bits_f32(uint32_t u) {
-  float v;
-  memcpy(&v, &u, sizeof v);
-  return v;
-}
 
 /* bf16 -> f32: the bits shifted up; exact for every pattern, NaN payloads
  * and signalling NaNs included. */

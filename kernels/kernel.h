@@ -126,6 +126,17 @@ static inline size_t sp_y_elems(const sp_geom *g) {
   return (g->n * sp_out_plane(g) - 1) * g->ys + g->c;
 }
 
+/* Bytes x and dx (sp_x_bytes), y and dy (sp_y_bytes) span: their elements
+ * times the dtype's size. What a caller's buffer must hold
+ * (simdpool_plan_tensor_bytes) and what the overlap checks compare. */
+static inline size_t sp_x_bytes(const sp_geom *g) {
+  return sp_x_elems(g) * sp_dtype_size(g->dtype);
+}
+
+static inline size_t sp_y_bytes(const sp_geom *g) {
+  return sp_y_elems(g) * sp_dtype_size(g->dtype);
+}
+
 /* The tensors of one call. Forward reads x and writes y (and indices when the
  * plan has an index type). Backward reads dy (and indices or x) and writes dx;
  * indices is then read only. Unpooling reads y from dy and indices and

@@ -518,9 +518,9 @@ static inline int nd_lop_idx(const sp_geom *g, int meth, int bwd) {
   return meth == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE &&
          bwd != 0;
 }
-/* The channels-last walk of one op, the op's NHWC entry point: one copy
- * serves the channels-first groups and tiles too (not inlined into each). */
-typedef lop_fn nd_walk_fn;
+/* The channels-last walk of one op, the op's NHWC entry point (a lop_fn):
+ * one copy serves the channels-first groups and tiles too (not inlined into
+ * each). */
 SP_HOT void nd_walk(const sp_geom *g, const sp_io *io, int cf, int meth,
                     int bwd);
 
@@ -748,7 +748,7 @@ static inline size_t nd_tile_out(const sp_geom *g, const sp_geom *b,
 }
 
 SP_HOT void nd_run_tiles(const sp_geom *g, const sp_io *io, int meth, int bwd,
-                         const size_t t[3], size_t gw, nd_walk_fn walk_cl) {
+                         const size_t t[3], size_t gw, lop_fn walk_cl) {
   _Alignas(64) float scratch[LOP_ELEMS];
   const size_t P = sp_in_plane(g), Q = sp_out_plane(g), planes = g->n * g->c;
   const int idx = nd_lop_idx(g, meth, bwd), need_x = nd_lop_need_x(meth, bwd);
