@@ -130,10 +130,9 @@ static inline int index_types_of(const sp_kernel_entry *e,
   return k;
 }
 
-/* A random descriptor biased towards the shape class of the kernel under
- * test; the caller keeps only those whose geometry matches the class. */
-static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
-                            simdpool_index_type it) {
+/* rnd_desc's draw before its cost bound (below). */
+static inline void rnd_desc_draw(simdpool_desc *d, const sp_kernel_entry *e,
+                                 simdpool_index_type it) {
   const size_t n = rnd_range(1, 2);
   /* Channels sweep 1 .. 3*16+1 for NHWC (lanes over channels), and now and
    * then 50..90 so the four-block unrolled paths run at 16 lanes too; NCHW
@@ -320,6 +319,37 @@ static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
   d->count_include_pad = (int)rnd_range(0, 1);
   static const float ps[] = {1.0f, 2.0f, 3.0f, 0.5f, 1.5f, 2.5f};
   d->p = ps[rnd() % 6];
+}
+
+/* LP with p other than 1 and 2 calls powf for every tap and output (forward)
+ * and every tap again (backward), scalar in every variant: 10-20x the cost of
+ * the other methods per element, and under emulation (qemu, which also
+ * emulates the float library) much more. Unbounded, one draw of the ND family
+ * (2 x 36 planes of 4 x 27 x 56, 435K elements) cost 0.7 s per variant
+ * natively and most of a CI stage's sweep under qemu. So those draws keep at
+ * most LP_POW_BUDGET input elements: one image, then fewer planes (NCHW) or
+ * channels (NHWC: never below 33, two full vectors of 16 lanes and a tail).
+ * The geometry (windows, pads, strides, rank, the plane sizes that make the
+ * NCHW kernels tile) stays as drawn; the large channel counts that fill the
+ * NHWC channel chunks are covered by p = 1 and p = 2, which run the same
+ * chunk loops with another per-lane function. */
+#define LP_POW_BUDGET 32768u
+
+/* A random descriptor biased towards the shape class of the kernel under
+ * test; the caller keeps only those whose geometry matches the class. */
+static inline void rnd_desc(simdpool_desc *d, const sp_kernel_entry *e,
+                            simdpool_index_type it) {
+  rnd_desc_draw(d, e, it);
+  if (d->method != SIMDPOOL_LP || d->p == 1.0f || d->p == 2.0f)
+    return;
+  const size_t plane = d->d * d->h * d->w;
+  if (d->n * d->c * plane <= LP_POW_BUDGET)
+    return;
+  d->n = 1;
+  const size_t least = d->layout == SIMDPOOL_NHWC ? 33 : 1;
+  const size_t fit = plane ? LP_POW_BUDGET / plane : d->c;
+  if (d->c > least && d->c > fit)
+    d->c = fit > least ? fit : least;
 }
 
 /* Seeds the generator from SIMDPOOL_TEST_SEED (else the clock) and returns
