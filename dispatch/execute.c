@@ -394,6 +394,11 @@ static simdpool_status check_backward(const simdpool_plan *plan, const void *dy,
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                    !dy ? "dy" : "dx");
   const sp_geom *g = &plan->geom;
+  if (sp_dtype_integer(g->dtype))
+    return sp_fail(SIMDPOOL_UNSUPPORTED,
+                   "%s: dtype=%s plans are forward only (backward exists "
+                   "for F32, BF16 and F16)",
+                   fn, sp_dtype_name(g->dtype));
   if (g->clamp) /* no floating-point work here: the bounds' text is ready */
     return sp_fail(SIMDPOOL_INVALID_ARGUMENT,
                    "%s: the plan has an output clamp (%s), which applies to "
@@ -448,10 +453,7 @@ simdpool_status simdpool_forward(const simdpool_plan *plan, const void *x,
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {.xv = x, .yv = y, .indices = indices};
-  if (plan->clamp) /* scalar: chunk by chunk, clamping y while in cache */
-    sp_run_parallel(plan, SP_OP_FWD, &io, NULL, NULL);
-  else
-    sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);
+  sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);
   return SIMDPOOL_OK;
 }
 

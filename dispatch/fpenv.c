@@ -20,19 +20,6 @@
  * code. */
 #include "internal.h"
 
-/* Forward's output clamp over the y the kernel just wrote: comparisons,
- * which may raise the invalid flag on a NaN, so inside the switch. */
-static void clamp_y(sp_clamp_fn clamp, const sp_geom *g, const sp_io *io) {
-  if (g->layout == SIMDPOOL_NHWC)
-    clamp(io->y, g->n * sp_out_plane(g), g->c, g->ys, g->clamp_lo, g->clamp_hi);
-  else
-    clamp(io->y, 1, g->n * g->c * sp_out_plane(g), 0, g->clamp_lo, g->clamp_hi);
-}
-
-void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
-  sp_call_kernel_clamped(fn, NULL, g, io);
-}
-
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #define SP_FPENV_X86 1
 #elif defined(__aarch64__)
@@ -128,12 +115,9 @@ static inline void env_leave(env_state saved) {
 }
 #endif
 
-void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
-                            const sp_geom *g, const sp_io *io) {
+void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io) {
   const env_state saved = env_enter();
   fn(g, io);
-  if (clamp)
-    clamp_y(clamp, g, io);
   env_leave(saved);
 }
 

@@ -40,7 +40,6 @@ struct simdpool_plan {
    * windows (any position inside the plane): the GENERAL/ND kernels of
    * the ISA; NULL for the other ops. */
   const sp_kernel_entry *any_index[SP_OP_COUNT];
-  sp_clamp_fn clamp; /* forward's output clamp at the ISA's width, or NULL */
   /* "clamp_min=..., clamp_max=..." for backward's rejection, formatted when
    * the plan is made: converting a subnormal bound to double at call time
    * would raise the caller's denormal flag (and read 0 under DAZ). */
@@ -78,12 +77,6 @@ int sp_is_general(const sp_kernel_entry *e);
  * kernel call of the entry points, serial or in a parallel task, goes
  * through it. */
 void sp_call_kernel(sp_kernel_fn fn, const sp_geom *g, const sp_io *io);
-
-/* sp_call_kernel(), then, when clamp is not NULL, forward's output clamp
- * over the y the kernel wrote (g's pixels, pixel stride and bounds), in the
- * same environment. */
-void sp_call_kernel_clamped(sp_kernel_fn fn, sp_clamp_fn clamp,
-                            const sp_geom *g, const sp_io *io);
 
 /* Runs fn(ctx) in the same environment: dispatch's own floating-point work
  * (plan creation: its float checks and messages), which must not depend on

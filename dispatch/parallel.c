@@ -152,8 +152,7 @@ static void run_chunk(void *ctx, size_t i) {
   const sp_kernel_entry *k = j->general
                                  ? sp_pick_general(j->plan->isa, &c.g, j->op)
                                  : sp_pick_kernel(j->plan->isa, &c.g, j->op);
-  sp_call_kernel_clamped(k->fn, j->op == SP_OP_FWD ? j->plan->clamp : NULL,
-                         &c.g, &c.io);
+  sp_call_kernel(k->fn, &c.g, &c.io);
   /* Forward's flat indices count from the start of the whole plane: the
    * kernel counted from its first row or slice. (Backward and unpooling
    * blocks read them relative to c.g.fbase instead: SP_K_FBASE kernels.) */

@@ -753,6 +753,15 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   g->clamp = d->clamp;
   g->clamp_lo = d->clamp ? d->clamp_min : -INFINITY;
   g->clamp_hi = d->clamp ? d->clamp_max : INFINITY;
+  if (sp_dtype_integer(d->dtype) && d->method == SIMDPOOL_AVG) {
+    int32_t lo, hi;
+    int_range(d->dtype, &lo, &hi);
+    g->q_xzp = d->quant.x_zero_point;
+    g->q_yzp = d->quant.y_zero_point;
+    g->q_lo = d->quant.y_min == INT32_MIN ? lo : d->quant.y_min;
+    g->q_hi = d->quant.y_max == INT32_MAX ? hi : d->quant.y_max;
+    g->q_ratio = d->quant.x_scale / d->quant.y_scale;
+  }
 
   g->d = d->d;
   g->kd = d->kernel_d;
@@ -842,12 +851,6 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
   const simdpool_status quant_st = check_quant_windows(d, g);
   if (quant_st != SIMDPOOL_OK)
     return quant_st;
-  if (d->dtype != SIMDPOOL_F32)
-    return sp_fail(SIMDPOOL_UNSUPPORTED,
-                   "dtype=%s: this version of simdpool checks %s plans but "
-                   "has no %s kernels yet (F32 only)",
-                   sp_dtype_name(d->dtype), sp_dtype_name(d->dtype),
-                   sp_dtype_name(d->dtype));
   return SIMDPOOL_OK;
 }
 
@@ -988,6 +991,8 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
 }
 
 int sp_op_needed(const sp_geom *g, sp_op op) {
+  if ((op == SP_OP_BWD || op == SP_OP_BWD_IDX) && sp_dtype_integer(g->dtype))
+    return 0; /* S8/U8: forward only */
   if (op == SP_OP_BWD_IDX || op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD)
     return g->method == SIMDPOOL_MAX && g->index_type != SIMDPOOL_INDEX_NONE;
   return op == SP_OP_FWD || op == SP_OP_BWD;
@@ -1015,6 +1020,7 @@ static const sp_kernel_entry *pick(simdpool_isa isa, const sp_geom *g, sp_op op,
     const sp_kernel_entry *e = &sp_registry[i];
     if (e->isa != isa || e->method != g->method || e->layout != g->layout ||
         e->op != op || !(e->index_mask & SP_IDX_BIT(it)) ||
+        !(e->dtype_mask & SP_DT_BIT(g->dtype)) ||
         !sp_shape_matches(e->shape, g) || (general_only && !sp_is_general(e)))
       continue;
     /* Prefer a specialised class over GENERAL and ND (the classes that take
@@ -1074,16 +1080,19 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
       plan->any_index[op] = sp_pick_general(isa, &plan->geom, (sp_op)op);
     if (!plan->kernel[op] || ((op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) &&
                               !plan->any_index[op]))
-      return sp_fail(SIMDPOOL_UNSUPPORTED,
-                     "isa=%s has no kernel for %s of this method/layout/index "
-                     "type",
-                     simdpool_isa_name(isa), op_name((sp_op)op));
+      return g->dtype != SIMDPOOL_F32 && isa != SIMDPOOL_ISA_SCALAR
+                 ? sp_fail(SIMDPOOL_UNSUPPORTED,
+                           "isa=%s has no dtype=%s kernels yet: in this "
+                           "version only isa=scalar (what AUTO picks for "
+                           "them) computes dtype=%s",
+                           simdpool_isa_name(isa), sp_dtype_name(g->dtype),
+                           sp_dtype_name(g->dtype))
+                 : sp_fail(SIMDPOOL_UNSUPPORTED,
+                           "isa=%s has no kernel for %s of this "
+                           "method/layout/index type",
+                           simdpool_isa_name(isa), op_name((sp_op)op));
   }
   plan->isa = isa;
-  /* SIMD kernels clamp as they store y (tmpl/common.h, yclamp); the scalar
-   * reference is clamped after each kernel call. */
-  plan->clamp =
-      g->clamp && isa == SIMDPOOL_ISA_SCALAR ? sp_clamp_for(isa) : NULL;
   return SIMDPOOL_OK;
 }
 

@@ -3,12 +3,14 @@
  * benches iterate. */
 #include "kernel.h"
 
-#define SP_KERNEL(fn, isa, method, layout, op, shape, mask, flags)             \
+#define SP_KERNEL_T(fn, isa, method, layout, op, shape, mask, flags, dtypes)   \
   void fn(const sp_geom *g, const sp_io *io);
-#include "registry.inc"
-#undef SP_KERNEL
-
 #define SP_KERNEL(fn, isa, method, layout, op, shape, mask, flags)             \
+  SP_KERNEL_T(fn, isa, method, layout, op, shape, mask, flags, SP_DT_F32)
+#include "registry.inc"
+#undef SP_KERNEL_T
+
+#define SP_KERNEL_T(fn, isa, method, layout, op, shape, mask, flags, dtypes)   \
   {#fn,                                                                        \
    SIMDPOOL_ISA_##isa,                                                         \
    SIMDPOOL_##method,                                                          \
@@ -16,11 +18,13 @@
    SP_OP_##op,                                                                 \
    SP_SHAPE_##shape,                                                           \
    (mask),                                                                     \
+   (dtypes),                                                                   \
    (flags),                                                                    \
    fn},
 const sp_kernel_entry sp_registry[] = {
 #include "registry.inc"
 };
+#undef SP_KERNEL_T
 #undef SP_KERNEL
 
 const size_t sp_registry_size = sizeof sp_registry / sizeof sp_registry[0];
@@ -62,44 +66,3 @@ const sp_divide_entry sp_divide_table[] = {
 
 const size_t sp_divide_table_size =
     sizeof sp_divide_table / sizeof sp_divide_table[0] - 1;
-
-/* The output clamp of each SIMD ISA built (kernels/tmpl/common.h). */
-#define SP_CLAMP_DECL(sfx)                                                     \
-  void sp_clamp_##sfx(float *y, size_t pixels, size_t c, size_t stride,        \
-                      float lo, float hi);
-#if SIMDPOOL_HAVE_SSE41
-SP_CLAMP_DECL(sse41)
-#endif
-#if SIMDPOOL_HAVE_AVX2
-SP_CLAMP_DECL(avx2)
-#endif
-#if SIMDPOOL_HAVE_AVX512
-SP_CLAMP_DECL(avx512)
-#endif
-#if SIMDPOOL_HAVE_NEON
-SP_CLAMP_DECL(neon)
-#endif
-#undef SP_CLAMP_DECL
-
-sp_clamp_fn sp_clamp_for(simdpool_isa isa) {
-  switch (isa) {
-#if SIMDPOOL_HAVE_SSE41
-  case SIMDPOOL_ISA_SSE41:
-    return sp_clamp_sse41;
-#endif
-#if SIMDPOOL_HAVE_AVX2
-  case SIMDPOOL_ISA_AVX2:
-    return sp_clamp_avx2;
-#endif
-#if SIMDPOOL_HAVE_AVX512
-  case SIMDPOOL_ISA_AVX512:
-    return sp_clamp_avx512;
-#endif
-#if SIMDPOOL_HAVE_NEON
-  case SIMDPOOL_ISA_NEON:
-    return sp_clamp_neon;
-#endif
-  default:
-    return sp_clamp_scalar;
-  }
-}

@@ -72,12 +72,16 @@ typedef struct sp_geom {
    * and c when dense (and always for NCHW). Indices are dense: their pixel
    * step is c. */
   size_t xs, ys;
-  /* Forward's output clamp [clamp_lo, clamp_hi] (clamp set): the SIMD
-   * forward kernels apply it as they store y (yclamp in tmpl/common.h); for
-   * the scalar reference dispatch applies it after the kernel
-   * (sp_clamp_fn), and scalar kernels ignore it. */
+  /* Forward's output clamp [clamp_lo, clamp_hi] (clamp set): every
+   * forward kernel applies it as it stores y, in f32 before a bf16/f16
+   * result is rounded (SIMD: yclamp in tmpl/common.h). */
   int clamp;
   float clamp_lo, clamp_hi;
+  /* S8/U8 AVG (docs/semantics.md#quantized-avg): the zero points, the
+   * output range [q_lo, q_hi] (quant.y_min/y_max, the dtype's ends
+   * resolved) and ratio = x_scale / y_scale in f32. Zero otherwise. */
+  int32_t q_xzp, q_yzp, q_lo, q_hi;
+  float q_ratio;
   /* Set by plan creation when the call's tensors do not fit the per-core
    * L2 cache (sp_cpu_l2_bytes), so that they stream from farther out.
    * Kernels whose access pattern the hardware prefetchers serve poorly
@@ -87,6 +91,11 @@ typedef struct sp_geom {
    * for nothing. */
   int beyond_l2;
 } sp_geom;
+
+/* Is t an integer type (S8, U8: forward only, quantized AVG)? */
+static inline int sp_dtype_integer(simdpool_dtype t) {
+  return t == SIMDPOOL_S8 || t == SIMDPOOL_U8;
+}
 
 /* Bytes of one element of a dtype. */
 static inline size_t sp_dtype_size(simdpool_dtype t) {
@@ -200,6 +209,14 @@ typedef enum {
   SP_SHAPE_COUNT
 } sp_shape;
 
+/* Bit masks of accepted element types (registry.inc's SP_KERNEL_T). */
+#define SP_DT_BIT(t) (1u << (unsigned)(t))
+#define SP_DT_F32 SP_DT_BIT(SIMDPOOL_F32)
+#define SP_DT_FLOATS                                                           \
+  (SP_DT_BIT(SIMDPOOL_F32) | SP_DT_BIT(SIMDPOOL_BF16) | SP_DT_BIT(SIMDPOOL_F16))
+#define SP_DT_ALL                                                              \
+  (SP_DT_FLOATS | SP_DT_BIT(SIMDPOOL_S8) | SP_DT_BIT(SIMDPOOL_U8))
+
 /* Bit masks of accepted index types. */
 #define SP_IDX_BIT(t) (1u << (unsigned)(t))
 #define SP_IDX_NONE_ONLY SP_IDX_BIT(SIMDPOOL_INDEX_NONE)
@@ -240,6 +257,7 @@ typedef struct sp_kernel_entry {
   sp_op op;
   sp_shape shape;
   unsigned index_mask; /* SP_IDX_* : index types this kernel handles */
+  unsigned dtype_mask; /* SP_DT_* : element types this kernel handles */
   unsigned flags;      /* SP_K_* below */
   sp_kernel_fn fn;
 } sp_kernel_entry;
@@ -268,17 +286,6 @@ int sp_u8_indices_ok_sse41(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_avx2(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_avx512(const sp_geom *g, const void *indices);
 int sp_u8_indices_ok_neon(const sp_geom *g, const void *indices);
-
-/* Forward's output clamp over `pixels` pixels of c channels, `stride`
- * elements apart, from y: y = y < lo ? lo : y > hi ? hi : y
- * (docs/semantics.md#output-clamp); only the c channels of each pixel are
- * read and written. One per ISA (sp_clamp_for). */
-typedef void (*sp_clamp_fn)(float *y, size_t pixels, size_t c, size_t stride,
-                            float lo, float hi);
-void sp_clamp_scalar(float *y, size_t pixels, size_t c, size_t stride, float lo,
-                     float hi);
-/* The clamp of isa's width (scalar's for an ISA not built). */
-sp_clamp_fn sp_clamp_for(simdpool_isa isa);
 
 /* The canonical quiet NaN that every arithmetic NaN result is written as. */
 #define SP_CANONICAL_NAN_BITS 0x7fc00000u

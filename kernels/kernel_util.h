@@ -12,6 +12,7 @@
 #include <sleef.h>
 #endif
 
+#include "dtype.h"
 #include "kernel.h"
 
 /* x^y as LP with p other than 1 and 2 defines it: SLEEF's no-FMA
@@ -65,6 +66,61 @@ static inline size_t sp_load_flat_index(const void *indices,
   if (type == SIMDPOOL_INDEX_I32)
     return (size_t)((const int32_t *)indices)[o];
   return (size_t)((const int64_t *)indices)[o];
+}
+
+/* ------------------------------------------------ element types
+ * docs/semantics.md#element-types. Kernels call these with a constant t
+ * (each body is instantiated per dtype), so f32 code stays plain loads. */
+
+/* Element i of a tensor of dtype t as f32, exactly: bf16 and f16 widen
+ * (NaN payloads kept), s8 and u8 convert. */
+static inline float sp_elem(const void *x, size_t i, simdpool_dtype t) {
+  uint32_t u;
+  switch (t) {
+  case SIMDPOOL_BF16:
+    u = sp_bf16_widen_bits(((const uint16_t *)x)[i]);
+    break;
+  case SIMDPOOL_F16:
+    u = sp_f16_widen_bits(((const uint16_t *)x)[i]);
+    break;
+  case SIMDPOOL_S8:
+    return (float)((const int8_t *)x)[i];
+  case SIMDPOOL_U8:
+    return (float)((const uint8_t *)x)[i];
+  default:
+    return ((const float *)x)[i];
+  }
+  float v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+/* Stores the f32 result r as element i of a floating-point dtype t: f32
+ * as it is, bf16 and f16 rounded once to nearest even (a NaN as the
+ * canonical NaN of the type). */
+static inline void sp_put(void *y, size_t i, float r, simdpool_dtype t) {
+  uint32_t u;
+  memcpy(&u, &r, sizeof u);
+  if (t == SIMDPOOL_BF16)
+    ((uint16_t *)y)[i] = sp_bf16_round_bits(u);
+  else if (t == SIMDPOOL_F16)
+    ((uint16_t *)y)[i] = sp_f16_round_bits(u);
+  else
+    ((float *)y)[i] = r;
+}
+
+/* Copies element j of x to element i of y, bit for bit (MAX's winner,
+ * unpooling). */
+static inline void sp_copy_elem(void *y, size_t i, const void *x, size_t j,
+                                simdpool_dtype t) {
+  const size_t es = sp_dtype_size(t);
+  memcpy((char *)y + i * es, (const char *)x + j * es, es);
+}
+
+/* Forward's output clamp of a float result (docs/semantics.md#output-clamp):
+ * v < lo gives lo, v > hi gives hi, anything else (NaN included) stays. */
+static inline float sp_clamp_value(const sp_geom *g, float v) {
+  return v < g->clamp_lo ? g->clamp_lo : v > g->clamp_hi ? g->clamp_hi : v;
 }
 
 /* ------------------------------------------------ one output at a time
@@ -312,14 +368,14 @@ typedef struct sp_winner {
   size_t flat, tap;
 } sp_winner;
 
-static inline sp_winner sp_max_window3(const sp_geom *g, const float *x,
-                                       sp_plane px, size_t od, size_t oy,
-                                       size_t ox) {
+static inline sp_winner sp_max_window3(const sp_geom *g, const void *x,
+                                       simdpool_dtype t, sp_plane px, size_t od,
+                                       size_t oy, size_t ox) {
   sp_winner best = {0, 0};
   float m = 0.0f;
   int found = 0;
   SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
-    const float v = x[px.base + flat * px.step];
+    const float v = sp_elem(x, px.base + flat * px.step, t);
     if (!found || v > m || isnan(v)) {
       m = v;
       best.flat = flat;
@@ -332,7 +388,7 @@ static inline sp_winner sp_max_window3(const sp_geom *g, const float *x,
 
 static inline sp_winner sp_max_window(const sp_geom *g, const float *x,
                                       sp_plane px, size_t oy, size_t ox) {
-  return sp_max_window3(g, x, px, 0, oy, ox);
+  return sp_max_window3(g, x, SIMDPOOL_F32, px, 0, oy, ox);
 }
 
 /* Number of taps of one axis whose position lies in [lo, hi): the taps sit
@@ -398,19 +454,38 @@ static inline float sp_avg_share(const sp_geom *g, float v, size_t od,
 }
 
 /* y of one AVG window: the row-major sum of its valid taps, divided (any
- * rank: sp_avg_window3; 2D: sp_avg_window), NaN canonical. */
-static inline float sp_avg_window3(const sp_geom *g, const float *x,
-                                   sp_plane px, size_t od, size_t oy,
-                                   size_t ox) {
+ * rank), NaN canonical. */
+static inline float sp_avg_window3(const sp_geom *g, const void *x,
+                                   simdpool_dtype t, sp_plane px, size_t od,
+                                   size_t oy, size_t ox) {
   float acc = 0.0f;
   SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap,
-                  { acc += x[px.base + flat * px.step]; });
+                  { acc += sp_elem(x, px.base + flat * px.step, t); });
   return sp_canonical(sp_avg_share(g, acc, od, oy, ox));
 }
 
-static inline float sp_avg_window(const sp_geom *g, const float *x, sp_plane px,
-                                  size_t oy, size_t ox) {
-  return sp_avg_window3(g, x, px, 0, oy, ox);
+/* y of one quantized AVG window (S8/U8, docs/semantics.md#quantized-avg):
+ * the int32 sum of q - x_zero_point over its valid taps, times
+ * m = ratio / divisor (adaptive: kd*kh*kw), clamped to the output range
+ * less y_zero_point, rounded half to even (lrintf: kernels run in the
+ * default environment), plus y_zero_point. */
+static inline int32_t sp_qavg_window3(const sp_geom *g, const void *x,
+                                      simdpool_dtype t, sp_plane px, size_t od,
+                                      size_t oy, size_t ox) {
+  int32_t acc = 0;
+  SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
+    acc += (int32_t)sp_elem(x, px.base + flat * px.step, t) - g->q_xzp;
+  });
+  const float divisor = g->adaptive
+                            ? (float)((sp_wide)sp_win_d(g, od).k *
+                                      sp_win_h(g, oy).k * sp_win_w(g, ox).k)
+                            : sp_avg_divisor3(g, od, oy, ox);
+  const float m = g->q_ratio / divisor;
+  float v = (float)acc * m;
+  const float lo = (float)(g->q_lo - g->q_yzp),
+              hi = (float)(g->q_hi - g->q_yzp);
+  v = v < lo ? lo : v > hi ? hi : v;
+  return (int32_t)lrintf(v) + g->q_yzp;
 }
 
 /* The valid taps of the window at output o along one axis form the range
@@ -452,18 +527,19 @@ static inline float sp_lp_root(float p, float a) {
 
 /* y of one LP window, before NaN canonicalization (any rank:
  * sp_lp_window3; 2D: sp_lp_window). */
-static inline float sp_lp_window3(const sp_geom *g, const float *x, sp_plane px,
-                                  size_t od, size_t oy, size_t ox) {
+static inline float sp_lp_window3(const sp_geom *g, const void *x,
+                                  simdpool_dtype t, sp_plane px, size_t od,
+                                  size_t oy, size_t ox) {
   float acc = 0.0f;
   SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
-    acc += sp_lp_term(g->p, fabsf(x[px.base + flat * px.step]));
+    acc += sp_lp_term(g->p, fabsf(sp_elem(x, px.base + flat * px.step, t)));
   });
   return sp_lp_root(g->p, acc);
 }
 
 static inline float sp_lp_window(const sp_geom *g, const float *x, sp_plane px,
                                  size_t oy, size_t ox) {
-  return sp_lp_window3(g, x, px, 0, oy, ox);
+  return sp_lp_window3(g, x, SIMDPOOL_F32, px, 0, oy, ox);
 }
 
 /* sign(x): +1, -1, +0 for ±0, NaN for NaN. */

@@ -533,8 +533,12 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
     if (!(geo & MODEL_BAD_OUT))
       r |= quant_window_reasons(d, r, out);
   }
+  /* "In this version only the scalar reference computes the other element
+   * types: a plan that forces a SIMD ISA is refused (UNSUPPORTED) once
+   * every other check has passed" */
   if ((unsigned)d->dtype > (unsigned)SIMDPOOL_F32 &&
-      (unsigned)d->dtype <= (unsigned)SIMDPOOL_U8)
+      (unsigned)d->dtype <= (unsigned)SIMDPOOL_U8 &&
+      d->isa != SIMDPOOL_ISA_AUTO && d->isa != SIMDPOOL_ISA_SCALAR)
     r |= MODEL_UNSUP_DTYPE;
   s->reasons = r;
 }
@@ -1449,6 +1453,29 @@ int model_backward_dtype(const simdpool_desc *d, const model_shape *s,
   free(dyf);
   free(xf);
   free(dxf);
+  return r;
+}
+
+int model_unpool_backward_dtype(const simdpool_desc *d, const model_shape *s,
+                                const void *dx, const void *indices, void *dy) {
+  const size_t xs = model_x_span(d), ys = model_y_span(d, s);
+  float *dxf = widen_all(d->dtype, dx, xs);
+  float *dyf = calloc(ys ? ys : 1, sizeof *dyf);
+  if (!dyf)
+    abort();
+  /* "dy[o] = dx_plane[index[o]] (bits copied)", as for unpooling */
+  const int r = model_unpool_backward(d, s, dxf, indices, dyf);
+  if (r == 0) {
+    const size_t total = model_y_count(d, s);
+    for (size_t off = 0; off < total; off++) {
+      const size_t at = model_y_at(d, off);
+      uint32_t u;
+      memcpy(&u, &dyf[at], 4);
+      narrow_at(d->dtype, dy, at, u, 1);
+    }
+  }
+  free(dxf);
+  free(dyf);
   return r;
 }
 

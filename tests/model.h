@@ -54,7 +54,8 @@ enum {
   /* S8/U8 with LP or with the output clamp, or an S8/U8 AVG window of more
    * than 2^23 taps */
   MODEL_UNSUP_INT8 = 1 << 18,
-  /* A dtype other than F32: this version has no kernels for it */
+  /* A dtype other than F32 with a forced SIMD ISA: this version computes
+   * the other dtypes with the scalar reference only */
   MODEL_UNSUP_DTYPE = 1 << 19
 };
 #define MODEL_INVALID_MASK 0xffffu
@@ -207,5 +208,7 @@ int model_backward_dtype(const simdpool_desc *d, const model_shape *s,
                          void *dx);
 int model_unpool_dtype(const simdpool_desc *d, const model_shape *s,
                        const void *y, const void *indices, void *x);
+int model_unpool_backward_dtype(const simdpool_desc *d, const model_shape *s,
+                                const void *dx, const void *indices, void *dy);
 
 #endif /* SIMDPOOL_TEST_MODEL_H */

@@ -274,6 +274,11 @@ static const char *index_name(simdpool_index_type t) {
   }
 }
 
+static const char *dtype_name(simdpool_dtype t) {
+  static const char *const names[] = {"F32", "BF16", "F16", "S8", "U8"};
+  return (unsigned)t < 5 ? names[t] : "?";
+}
+
 static const char *method_name(simdpool_method m) {
   return m == SIMDPOOL_MAX   ? "MAX"
          : m == SIMDPOOL_AVG ? "AVG"
@@ -379,6 +384,15 @@ static void describe(const config *cf, char *buf, size_t size) {
            op_is_unpool(cf->op) ? " indices: " : "",
            op_is_unpool(cf->op) ? g_idx_source_names[cf->idx_source] : "",
            op_is_unpool(cf->op) && cf->par_null ? " (parallel_for NULL)" : "");
+  const size_t used = strlen(buf);
+  if (d->dtype != SIMDPOOL_F32 && used < size)
+    snprintf(buf + used, size - used,
+             "  dtype=%s quant: x_scale=%a y_scale=%a x_zp=%d y_zp=%d "
+             "y_min=%d y_max=%d\n",
+             dtype_name(d->dtype), (double)d->quant.x_scale,
+             (double)d->quant.y_scale, (int)d->quant.x_zero_point,
+             (int)d->quant.y_zero_point, (int)d->quant.y_min,
+             (int)d->quant.y_max);
 }
 
 /* While one ISA runs one configuration, a failure jumps back to the sweep,
@@ -1884,9 +1898,13 @@ static void check_inputs_intact(const config *cf, const expected *e,
 }
 
 /* The ISA a plan of d (accepted by the model) must run: the one forced, or
- * for AUTO the best this build and CPU run (g_auto_isa). */
+ * for AUTO the best this build and CPU run (g_auto_isa); for a dtype other
+ * than F32, which only the scalar reference computes in this version,
+ * scalar. */
 static simdpool_isa expected_isa(const simdpool_desc *desc) {
-  return desc->isa != SIMDPOOL_ISA_AUTO ? desc->isa : g_auto_isa;
+  if (desc->isa != SIMDPOOL_ISA_AUTO)
+    return desc->isa;
+  return desc->dtype != SIMDPOOL_F32 ? SIMDPOOL_ISA_SCALAR : g_auto_isa;
 }
 
 /* The 2-thread pool the parallel unpooling calls run on (made by sweep()
@@ -2560,9 +2578,9 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* Hand-computed cases of the element types
- * (docs/semantics.md#element-types), 1D NCHW, one plane: x (or, for backward rows, dy) as raw
- * patterns (bf16/f16 bits, s8/u8 values), the expected output as raw
- * patterns, the winner's I32 index for MAX. Each is checked against the
+ * (docs/semantics.md#element-types), 1D NCHW, one plane: x (or, for backward
+ * rows, dy) as raw patterns (bf16/f16 bits, s8/u8 values), the expected output
+ * as raw patterns, the winner's I32 index for MAX. Each is checked against the
  * model, and against the library on every ISA once the library accepts the
  * dtype (until then its plan must be refused for the missing kernels). */
 typedef struct dtype_case {
@@ -2706,8 +2724,8 @@ START_TEST(test_dtype_by_hand) {
       simdpool_plan *plan = NULL;
       const simdpool_status st = simdpool_plan_create(&d, &plan);
       if (st == SIMDPOOL_UNSUPPORTED &&
-          strstr(simdpool_last_error(), "kernels yet"))
-        continue; /* this version: no kernels for the dtype */
+          strstr(simdpool_last_error(), "only isa=scalar"))
+        continue; /* this version: the dtype on the scalar reference only */
       ck_assert_msg(st == SIMDPOOL_OK, "%s: plan_create %d: %s", t->what,
                     (int)st, simdpool_last_error());
       memset(out, 0xa5, sizeof out);
@@ -2802,6 +2820,367 @@ static void draw_quant(simdpool_desc *d, rng *r) {
     }
   }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Element types: every op, dtype, layout and rank against the model        */
+/* ------------------------------------------------------------------------ */
+
+static const simdpool_dtype g_dtypes[] = {SIMDPOOL_BF16, SIMDPOOL_F16,
+                                          SIMDPOOL_S8, SIMDPOOL_U8};
+#define NUM_DTYPES 4
+
+/* docs/semantics.md#element-types: S8/U8 have MAX forward, quantized AVG
+ * forward and unpooling (both ways); bf16/f16 every op. */
+static int dtype_has_op(simdpool_dtype t, op_kind op) {
+  if (t != SIMDPOOL_S8 && t != SIMDPOOL_U8)
+    return 1;
+  return !op_is_backward(op) && op != OP_LP_FWD;
+}
+
+/* One raw element of dtype t: 16-bit types mostly values in (-4, 4) (sums
+ * that round, ties of MAX), now and then any pattern (NaN payloads, quiet
+ * and signalling, infinities, subnormals, the largest values) or a signed
+ * zero; 8-bit types any value, often one of a few (ties). */
+static void draw_raw(rng *r, simdpool_dtype t, void *p, size_t i) {
+  if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
+    static const uint8_t few[] = {0, 1, 0x7f, 0x80, 0xff, 0x81};
+    ((uint8_t *)p)[i] =
+        rng_chance(r, 0.3) ? few[rng_below(r, 6)] : (uint8_t)rng_u32(r);
+    return;
+  }
+  uint16_t h;
+  const double u = rng_unit(r);
+  if (u < 0.15) {
+    h = (uint16_t)rng_u32(r); /* anything */
+  } else if (u < 0.2) {
+    h = (uint16_t)((rng_u32(r) & 1u) << 15); /* ±0 */
+  } else if (u < 0.3) {                      /* a few values: ties */
+    static const uint16_t bf[] = {0x3f80, 0xbf80, 0x4000, 0x3f80, 0x0000};
+    static const uint16_t fh[] = {0x3c00, 0xbc00, 0x4000, 0x3c00, 0x0000};
+    h = t == SIMDPOOL_BF16 ? bf[rng_below(r, 5)] : fh[rng_below(r, 5)];
+  } else { /* |v| in [2^-2, 4), random mantissa, either sign */
+    const uint32_t sign = rng_u32(r) & 1u;
+    if (t == SIMDPOOL_BF16)
+      h = (uint16_t)(sign << 15 | (uint32_t)rng_range(r, 125, 128) << 7 |
+                     (rng_u32(r) & 0x7fu));
+    else
+      h = (uint16_t)(sign << 15 | (uint32_t)rng_range(r, 13, 16) << 10 |
+                     (rng_u32(r) & 0x3ffu));
+  }
+  ((uint16_t *)p)[i] = h;
+}
+
+/* A valid quantization for an S8/U8 AVG plan most of the time (the sweep
+ * is about results; test_shape_rules draws the edges), at times one of
+ * draw_quant's edges. */
+static void draw_quant_valid(rng *r, simdpool_desc *d) {
+  static const float scales[] = {1.0f,  0.5f, 3.0f,  0.01f,
+                                 0.37f, 2.5f, 1e-3f, 7.0f};
+  const int32_t lo = d->dtype == SIMDPOOL_S8 ? -128 : 0, hi = lo + 255;
+  simdpool_quant *q = &d->quant;
+  q->x_scale = scales[rng_below(r, 8)];
+  q->y_scale = rng_chance(r, 0.4) ? 1.0f : scales[rng_below(r, 8)];
+  q->x_zero_point = rng_chance(r, 0.3) ? 0 : (int32_t)rng_range(r, 0, 255) + lo;
+  q->y_zero_point = rng_chance(r, 0.3) ? 0 : (int32_t)rng_range(r, 0, 255) + lo;
+  if (d->dtype == SIMDPOOL_U8 && rng_chance(r, 0.5))
+    q->x_zero_point = q->y_zero_point = 128;
+  q->y_min = INT32_MIN;
+  q->y_max = INT32_MAX;
+  if (rng_chance(r, 0.3)) {
+    const int32_t a = (int32_t)rng_range(r, 0, 255) + lo;
+    const int32_t b = (int32_t)rng_range(r, 0, 255) + lo;
+    q->y_min = a < b ? a : b;
+    q->y_max = a < b ? b : a;
+  }
+  (void)hi;
+}
+
+/* A zero-filled-then-patterned buffer of n elements of size es with
+ * GUARD_BYTES on each side. */
+typedef struct dbuf {
+  unsigned char *mem, *p;
+  size_t bytes;
+} dbuf;
+
+static dbuf dbuf_new(size_t n, size_t es) {
+  dbuf b;
+  b.bytes = (n ? n : 1) * es;
+  b.mem = malloc(b.bytes + 2 * GUARD_BYTES);
+  ck_assert_ptr_nonnull(b.mem);
+  memset(b.mem, GUARD_FILL, b.bytes + 2 * GUARD_BYTES);
+  b.p = b.mem + GUARD_BYTES;
+  return b;
+}
+
+static int dbuf_guards_intact(const dbuf *b) {
+  for (size_t i = 0; i < GUARD_BYTES; i++)
+    if (b->mem[i] != GUARD_FILL || b->p[b->bytes + i] != GUARD_FILL)
+      return 0;
+  return 1;
+}
+
+/* Runs one accepted configuration of dtype cf->d.dtype on the library
+ * (AUTO, serial or parallel) and on the model; 0 when they agree bit for
+ * bit, else prints why and returns 1. */
+static int dtype_run(rng *r, config *cf) {
+  const simdpool_desc *d = &cf->d;
+  const model_shape *ms = &cf->ms;
+  const op_kind op = cf->op;
+  const size_t es = model_elem_size(d->dtype);
+  const size_t xs = model_x_span(d), ys = model_y_span(d, ms);
+  const size_t ny = model_y_count(d, ms), isz = model_index_size(d->index_type);
+  char desc[1024];
+  describe(cf, desc, sizeof desc);
+  dbuf x = dbuf_new(xs, es), y = dbuf_new(ys, es), idx = dbuf_new(ny, 8);
+  for (size_t i = 0; i < xs; i++)
+    draw_raw(r, d->dtype, x.p, i);
+  for (size_t i = 0; i < ys; i++)
+    draw_raw(r, d->dtype, y.p, i);
+  /* Indices (and the plan's forward, for the ops that read them): the
+   * model's forward on x. */
+  if (d->index_type != SIMDPOOL_INDEX_NONE) {
+    dbuf tmp = dbuf_new(ys, es);
+    model_forward_dtype(d, ms, x.p, tmp.p, idx.p);
+    free(tmp.mem);
+  }
+  const int fwd = !op_is_backward(op) && !op_is_unpool(op);
+  const int to_x =
+      op_is_backward(op) || (op_is_unpool(op) && !op_is_unpool_bwd(op));
+  const size_t out_n = to_x ? xs : ys;
+  dbuf want = dbuf_new(out_n, es), got = dbuf_new(out_n, es);
+  dbuf want_i = dbuf_new(ny, 8), got_i = dbuf_new(ny, 8);
+  int rc = 0;
+  if (fwd)
+    model_forward_dtype(d, ms, x.p, want.p, d->index_type ? want_i.p : NULL);
+  else if (op_is_unpool_bwd(op))
+    rc = model_unpool_backward_dtype(d, ms, x.p, idx.p, want.p);
+  else if (op_is_unpool(op))
+    rc = model_unpool_dtype(d, ms, y.p, idx.p, want.p);
+  else
+    rc = model_backward_dtype(
+        d, ms, y.p,
+        op == OP_MAX_BWD_X || op == OP_AVG_BWD || op == OP_LP_BWD ? NULL
+                                                                  : idx.p,
+        op == OP_AVG_BWD ? NULL : x.p, want.p);
+  ck_assert_msg(rc == 0, "the model refused its own indices; %s", desc);
+
+  simdpool_plan *plan = NULL;
+  simdpool_status st = simdpool_plan_create(d, &plan);
+  int bad = 0;
+  if (st != SIMDPOOL_OK) {
+    printf("FAIL dtype %s: plan_create %s: %s; seed %" PRIu64 "\n", desc,
+           simdpool_status_string(st), simdpool_last_error(), g_seed);
+    bad = 1;
+  } else {
+    const int par = rng_chance(r, 0.3);
+    simdpool_parallel_for_fn pf =
+        rng_chance(r, 0.2) ? NULL : simdpool_threadpool_parallel_for;
+    const void *ix = d->index_type ? idx.p : NULL;
+    if (fwd)
+      st = par ? simdpool_forward_parallel(plan, x.p, got.p,
+                                           d->index_type ? got_i.p : NULL, pf,
+                                           g_pool)
+               : simdpool_forward(plan, x.p, got.p,
+                                  d->index_type ? got_i.p : NULL);
+    else if (op_is_unpool_bwd(op))
+      st = par ? simdpool_unpool_backward_parallel(plan, x.p, ix, got.p, pf,
+                                                   g_pool)
+               : simdpool_unpool_backward(plan, x.p, ix, got.p);
+    else if (op_is_unpool(op))
+      st = par ? simdpool_unpool_parallel(plan, y.p, ix, got.p, pf, g_pool)
+               : simdpool_unpool(plan, y.p, ix, got.p);
+    else {
+      const void *bi =
+          op == OP_MAX_BWD_X || op == OP_AVG_BWD || op == OP_LP_BWD ? NULL : ix;
+      const void *bx = op == OP_AVG_BWD ? NULL : x.p;
+      st =
+          par ? simdpool_backward_parallel(plan, y.p, bi, bx, got.p, pf, g_pool)
+              : simdpool_backward(plan, y.p, bi, bx, got.p);
+    }
+    if (st != SIMDPOOL_OK) {
+      printf("FAIL dtype %s: call %s: %s; seed %" PRIu64 "\n", desc,
+             simdpool_status_string(st), simdpool_last_error(), g_seed);
+      bad = 1;
+    } else if (!dbuf_guards_intact(&got) || !dbuf_guards_intact(&got_i)) {
+      printf("FAIL dtype %s: wrote outside its output; seed %" PRIu64 "\n",
+             desc, g_seed);
+      bad = 1;
+    } else if (memcmp(got.p, want.p, out_n * es) != 0) {
+      size_t at = 0;
+      while (memcmp(got.p + at * es, want.p + at * es, es) == 0)
+        at++;
+      uint32_t gv = 0, wv = 0;
+      memcpy(&gv, got.p + at * es, es);
+      memcpy(&wv, want.p + at * es, es);
+      printf("FAIL dtype %s (%s%s): element %zu is 0x%x, the model's 0x%x; "
+             "seed %" PRIu64 "\n",
+             desc, par ? "parallel" : "serial", par && !pf ? ", NULL pool" : "",
+             at, (unsigned)gv, (unsigned)wv, g_seed);
+      bad = 1;
+    } else if (fwd && d->index_type &&
+               memcmp(got_i.p, want_i.p, ny * isz) != 0) {
+      printf("FAIL dtype %s: indices differ from the model's; seed %" PRIu64
+             "\n",
+             desc, g_seed);
+      bad = 1;
+    }
+    simdpool_plan_destroy(plan);
+  }
+  free(x.mem);
+  free(y.mem);
+  free(idx.mem);
+  free(want.mem);
+  free(got.mem);
+  free(want_i.mem);
+  free(got_i.mem);
+  return bad;
+}
+
+/* bf16/f16 backward on planes larger than the scalar reference's f32 tile
+ * (4096 elements, kernels/scalar/pool_scalar.c), which the sweep's small
+ * shapes never reach: whole slices per box (3D), bands of rows (2D), pieces
+ * of one row (1D), and adaptive windows; every backward op, both layouts. */
+START_TEST(test_dtype_large) {
+  typedef struct big {
+    int rank; /* 1, 2, 3, or 4: adaptive 2D */
+    size_t c, d, h, w, kd, k, s, pad;
+  } big;
+  static const big bigs[] = {
+      {2, 2, 1, 80, 70, 1, 3, 2, 1},  /* 5600 per plane: row bands */
+      {1, 2, 1, 1, 9000, 1, 5, 3, 2}, /* 9000 in one row: row pieces */
+      {3, 2, 5, 30, 40, 2, 3, 2, 1},  /* 6000: boxes of 3 slices */
+      {4, 3, 1, 70, 70, 1, 1, 1, 0},  /* adaptive 70x70 -> 9x7 */
+      {2, 1, 1, 2, 5000, 1, 2, 1, 0}, /* overlapping rows across pieces */
+  };
+  static const op_kind ops[] = {OP_MAX_BWD_X,  OP_MAX_BWD_I32, OP_MAX_BWD_I64,
+                                OP_MAX_BWD_U8, OP_AVG_BWD,     OP_LP_BWD};
+  const simdpool_dtype t = _i % 2 ? SIMDPOOL_F16 : SIMDPOOL_BF16;
+  const simdpool_layout layout = (simdpool_layout)(_i / 2 % 2);
+  ck_assert_int_eq(simdpool_threadpool_create(2, &g_pool), SIMDPOOL_OK);
+  size_t runs = 0, failures = 0;
+  for (size_t b = 0; b < sizeof bigs / sizeof bigs[0]; b++)
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+      const big *g = &bigs[b];
+      const op_kind op = ops[o];
+      if (g->rank == 4 && (op == OP_MAX_BWD_U8 || op == OP_LP_BWD))
+        continue;
+      config cf;
+      memset(&cf, 0, sizeof cf);
+      cf.op = op;
+      cf.isa = SIMDPOOL_ISA_AUTO;
+      cf.iter_seed = splitmix64(g_seed ^ (uint64_t)(_i * 100 + b * 10 + o));
+      rng r;
+      rng_seed(&r, cf.iter_seed);
+      simdpool_desc *d = &cf.d;
+      const simdpool_method m = op_method(op);
+      if (g->rank == 4)
+        simdpool_desc_init_adaptive(d, m, layout, 1, g->c, 1, g->h, g->w, 1, 9,
+                                    7);
+      else
+        simdpool_desc_init_3d(d, m, layout, 1, g->c, g->d, g->h, g->w, g->kd,
+                              g->h == 1 ? 1 : g->k, g->k);
+      if (g->rank != 4) {
+        d->stride_w = g->s;
+        d->pad_left = d->pad_right = g->pad;
+        if (g->h > 1) {
+          d->stride_h = g->s;
+          d->pad_top = d->pad_bottom = g->pad < g->k ? g->pad : 0;
+        }
+        if (g->d > 1)
+          d->stride_d = 1;
+      }
+      d->index_type = op_index_type(op);
+      d->p = 2.0f;
+      d->count_include_pad = (int)(b % 2);
+      d->dtype = t;
+      model_resolve(d, &cf.ms);
+      ck_assert_msg(model_status(cf.ms.reasons) == SIMDPOOL_OK,
+                    "large shape %zu refused by the model: %s", b,
+                    model_reason_string(cf.ms.reasons));
+      failures += (size_t)dtype_run(&r, &cf);
+      runs++;
+    }
+  simdpool_threadpool_destroy(g_pool);
+  g_pool = NULL;
+  printf("[model] dtype_large %s %s: %zu backward calls bit-exact\n",
+         dtype_name(t), layout_name(layout), runs - failures);
+  ck_assert_msg(failures == 0, "%zu mismatches (details above)", failures);
+}
+END_TEST
+
+/* Loop index: (dtype * OP_COUNT + op) * 2 + layout; the ranks take turns. */
+START_TEST(test_dtype_sweep) {
+  const simdpool_dtype t = g_dtypes[_i / 2 / OP_COUNT];
+  const op_kind op = (op_kind)(_i / 2 % OP_COUNT);
+  const simdpool_layout layout = (simdpool_layout)(_i % 2);
+  ck_assert_int_eq(simdpool_threadpool_create(2, &g_pool), SIMDPOOL_OK);
+  size_t accepted = 0, rejected = 0, failures = 0, k;
+  size_t per_rank[RANK_COUNT] = {0};
+  const size_t max_attempts = g_target * 8 + 2000;
+  for (k = 0; accepted < g_target && k < max_attempts && failures < 3; k++) {
+    const rank_kind rk = (rank_kind)(k % RANK_COUNT);
+    if (!rank_has_op(rk, op))
+      continue;
+    config cf;
+    rng r;
+    memset(&cf, 0, sizeof cf);
+    cf.op = op;
+    cf.rank = rk;
+    cf.iteration = k;
+    cf.isa = SIMDPOOL_ISA_AUTO;
+    cf.iter_seed =
+        splitmix64(g_seed ^ splitmix64(0xd7e0000ull | (uint64_t)_i)) ^
+        splitmix64((uint64_t)k * 0x100000001b3ull);
+    rng_seed(&r, cf.iter_seed);
+    draw_rank_desc(&r, op, layout, rk, &cf);
+    cf.d.dtype = t;
+    cf.d.isa = SIMDPOOL_ISA_AUTO;
+    if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
+      cf.d.clamp = 0;
+      if (cf.d.method == SIMDPOOL_AVG)
+        draw_quant_valid(&r, &cf.d);
+    }
+    model_resolve(&cf.d, &cf.ms);
+    if (model_status(cf.ms.reasons) != SIMDPOOL_OK) {
+      /* The library must refuse it too, as the model says. */
+      simdpool_plan *plan = NULL;
+      const simdpool_status st = simdpool_plan_create(&cf.d, &plan);
+      simdpool_plan_destroy(plan);
+      if (!model_status_acceptable(cf.ms.reasons, st)) {
+        char desc[1024];
+        describe(&cf, desc, sizeof desc);
+        printf("FAIL dtype %s: plan_create %s, the model says %s; seed %" PRIu64
+               "\n",
+               desc, simdpool_status_string(st),
+               model_reason_string(cf.ms.reasons), g_seed);
+        failures++;
+      }
+      rejected++;
+      continue;
+    }
+    failures += (size_t)dtype_run(&r, &cf);
+    accepted++;
+    per_rank[rk]++;
+  }
+  simdpool_threadpool_destroy(g_pool);
+  g_pool = NULL;
+  printf("[model] dtype %s %s %s: %zu configurations bit-exact (2d %zu, 1d "
+         "%zu, 3d %zu, adaptive %zu/%zu/%zu), %zu rejected as the model "
+         "says\n",
+         dtype_name(t), g_op_names[op], layout_name(layout), accepted,
+         per_rank[RANK_2D], per_rank[RANK_1D], per_rank[RANK_3D],
+         per_rank[RANK_ADAPTIVE_1D], per_rank[RANK_ADAPTIVE_2D],
+         per_rank[RANK_ADAPTIVE_3D], rejected);
+  fflush(stdout);
+  ck_assert_msg(
+      failures == 0,
+      "dtype %s %s %s: %zu mismatches (details above; seed %" PRIu64 ")",
+      dtype_name(t), g_op_names[op], layout_name(layout), failures, g_seed);
+  ck_assert_msg(accepted >= g_target,
+                "only %zu of %zu configurations accepted in %zu attempts",
+                accepted, g_target, k);
+}
+END_TEST
 
 START_TEST(test_shape_rules) {
   size_t k, target = g_target * 10;
@@ -3288,6 +3667,27 @@ int main(void) {
     tc = tcase_create(names[layout]);
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_unpool_large, layout, layout + 1);
+    suite_add_tcase(s, tc);
+  }
+  for (int t = 0; t < NUM_DTYPES; t++)
+    for (op = 0; op < OP_COUNT; op++)
+      for (layout = 0; layout < 2; layout++) {
+        static char names[NUM_DTYPES * OP_COUNT * 2][48];
+        const int at = (t * OP_COUNT + op) * 2 + layout;
+        if (!dtype_has_op(g_dtypes[t], (op_kind)op))
+          continue;
+        snprintf(names[at], sizeof names[0], "dtype_%s_%s_%s",
+                 dtype_name(g_dtypes[t]), g_op_names[op],
+                 layout_name((simdpool_layout)layout));
+        TCase *tc = tcase_create(names[at]);
+        tcase_set_timeout(tc, 300);
+        tcase_add_loop_test(tc, test_dtype_sweep, at, at + 1);
+        suite_add_tcase(s, tc);
+      }
+  {
+    TCase *tc = tcase_create("dtype_large");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_dtype_large, 0, 4);
     suite_add_tcase(s, tc);
   }
   {

@@ -384,8 +384,14 @@ START_TEST(test_3d_bit_identical) {
       const simdpool_index_type it = m == SIMDPOOL_MAX
                                          ? (simdpool_index_type)(k / 4 % 4)
                                          : SIMDPOOL_INDEX_NONE;
-      const sp_kernel_entry probe = {"probe", all_isas[a], m, l,   SP_OP_FWD,
-                                     shape,   SP_IDX_ANY,  0, NULL};
+      const sp_kernel_entry probe = {.name = "probe",
+                                     .isa = all_isas[a],
+                                     .method = m,
+                                     .layout = l,
+                                     .op = SP_OP_FWD,
+                                     .shape = shape,
+                                     .index_mask = SP_IDX_ANY,
+                                     .dtype_mask = SP_DT_F32};
       simdpool_desc d;
       rnd_desc(&d, &probe, it);
       d.n = 1;

@@ -24,27 +24,6 @@ int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
   return SP_DIV_EXACT;
 }
 
-/* Forward's output clamp (sp_clamp_fn) at this ISA's width: v < lo gives
- * lo, v > hi gives hi, anything else (NaN included) stays, bit for bit. */
-void SP_FN(sp_clamp)(float *y, size_t pixels, size_t c, size_t stride, float lo,
-                     float hi) {
-  if (stride == c) {
-    c *= pixels;
-    pixels = 1;
-  }
-  const vf vlo = vf_set1(lo), vhi = vf_set1(hi);
-  for (size_t p = 0; p < pixels; p++) {
-    float *row = y + p * stride;
-    for (size_t i = 0; i < c; i += SP_VL) {
-      const size_t cn = c - i < SP_VL ? c - i : SP_VL;
-      vf v = load_lanes(row + i, cn);
-      v = vf_select(vm_lt(v, vlo), v, vlo);
-      v = vf_select(vm_gt(v, vhi), v, vhi);
-      store_lanes(row + i, v, cn);
-    }
-  }
-}
-
 void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   const size_t gw = lop_fits(g, 1, 1 + (size_t)track);
