@@ -1373,6 +1373,18 @@ static void narrow_x(const simdpool_desc *d, const float *f, void *p,
   }
 }
 
+/* The same for an output-shaped result f (y's pixels and strides). */
+static void narrow_y(const simdpool_desc *d, const model_shape *s,
+                     const float *f, void *p, int keep) {
+  const size_t total = model_y_count(d, s);
+  for (size_t off = 0; off < total; off++) {
+    const size_t at = model_y_at(d, off);
+    uint32_t u;
+    memcpy(&u, &f[at], 4);
+    narrow_at(d->dtype, p, at, u, keep);
+  }
+}
+
 /* "acc = sum over counted valid taps of (q - x_zero_point) in int32 ...
  * m = ratio / (float)divisor ... v = (float)acc * m; y = RNE(clamp(v,
  * y_min - y_zero_point, y_max - y_zero_point)) + y_zero_point" */
@@ -1425,13 +1437,7 @@ void model_forward_dtype(const simdpool_desc *d, const model_shape *s,
   if (!yf)
     abort();
   model_forward(d, s, xf, yf, indices);
-  const size_t total = model_y_count(d, s);
-  for (size_t off = 0; off < total; off++) {
-    const size_t at = model_y_at(d, off);
-    uint32_t u;
-    memcpy(&u, &yf[at], 4);
-    narrow_at(d->dtype, y, at, u, d->method == SIMDPOOL_MAX);
-  }
+  narrow_y(d, s, yf, y, d->method == SIMDPOOL_MAX);
   free(xf);
   free(yf);
 }
@@ -1465,15 +1471,8 @@ int model_unpool_backward_dtype(const simdpool_desc *d, const model_shape *s,
     abort();
   /* "dy[o] = dx_plane[index[o]] (bits copied)", as for unpooling */
   const int r = model_unpool_backward(d, s, dxf, indices, dyf);
-  if (r == 0) {
-    const size_t total = model_y_count(d, s);
-    for (size_t off = 0; off < total; off++) {
-      const size_t at = model_y_at(d, off);
-      uint32_t u;
-      memcpy(&u, &dyf[at], 4);
-      narrow_at(d->dtype, dy, at, u, 1);
-    }
-  }
+  if (r == 0)
+    narrow_y(d, s, dyf, dy, 1);
   free(dxf);
   free(dyf);
   return r;

@@ -40,29 +40,7 @@
  * in it and f32 code stays what it was. */
 #define SP_BODY static inline __attribute__((always_inline))
 
-/* Runs fn(g, io, t) with the plan's dtype as a constant. */
-#define BY_DTYPE(fn, g, io)                                                    \
-  do {                                                                         \
-    switch ((g)->dtype) {                                                      \
-    case SIMDPOOL_BF16:                                                        \
-      fn(g, io, SIMDPOOL_BF16);                                                \
-      break;                                                                   \
-    case SIMDPOOL_F16:                                                         \
-      fn(g, io, SIMDPOOL_F16);                                                 \
-      break;                                                                   \
-    case SIMDPOOL_S8:                                                          \
-      fn(g, io, SIMDPOOL_S8);                                                  \
-      break;                                                                   \
-    case SIMDPOOL_U8:                                                          \
-      fn(g, io, SIMDPOOL_U8);                                                  \
-      break;                                                                   \
-    default:                                                                   \
-      fn(g, io, SIMDPOOL_F32);                                                 \
-      break;                                                                   \
-    }                                                                          \
-  } while (0)
-
-/* The same for the floating-point dtypes only (backward, LP). */
+/* Runs fn(g, io, t) with the plan's floating-point dtype as a constant. */
 #define BY_FLOAT_DTYPE(fn, g, io)                                              \
   do {                                                                         \
     switch ((g)->dtype) {                                                      \
@@ -76,6 +54,17 @@
       fn(g, io, SIMDPOOL_F32);                                                 \
       break;                                                                   \
     }                                                                          \
+  } while (0)
+
+/* The same for every dtype (the ops S8 and U8 have too). */
+#define BY_DTYPE(fn, g, io)                                                    \
+  do {                                                                         \
+    if ((g)->dtype == SIMDPOOL_S8)                                             \
+      fn(g, io, SIMDPOOL_S8);                                                  \
+    else if ((g)->dtype == SIMDPOOL_U8)                                        \
+      fn(g, io, SIMDPOOL_U8);                                                  \
+    else                                                                       \
+      BY_FLOAT_DTYPE(fn, g, io);                                               \
   } while (0)
 
 /* Stores a float forward result: clamped (when the plan clamps), then
