@@ -324,10 +324,20 @@ static void vary(simdpool_desc *d, size_t j) {
   d->p = ps[j % 12];
 }
 
-/* Fills x and dy of geometry g; nasty values at a rate that varies. */
+/* Fills x and dy of geometry g; nasty values at a rate that varies. Other
+ * dtypes than f32: random bytes (every bf16/f16 pattern, NaN payloads
+ * included; every integer). */
 static void fill_inputs(const sp_geom *g, float *x, float *dy, size_t j) {
   const size_t nx = g->n * g->c * sp_in_plane(g),
                ny = g->n * g->c * sp_out_plane(g);
+  if (g->dtype != SIMDPOOL_F32) {
+    const size_t es = sp_dtype_size(g->dtype);
+    for (size_t i = 0; i < nx * es; i++)
+      ((unsigned char *)x)[i] = (unsigned char)rnd();
+    for (size_t i = 0; i < ny * es; i++)
+      ((unsigned char *)dy)[i] = (unsigned char)rnd();
+    return;
+  }
   static const int rates[] = {0, 10, 30, 60};
   const int nasty = rates[j % 4];
   const int zeros = j % 7 == 3; /* mostly signed zeros: MAX ties */
@@ -379,12 +389,13 @@ static void expect_same_bytes(const char *what, const char *tensor,
 /* The scalar GENERAL kernel of (method, layout, op) for index type it. */
 static const sp_kernel_entry *reference_for(simdpool_method m,
                                             simdpool_layout l, sp_op op,
-                                            simdpool_index_type it) {
+                                            simdpool_index_type it,
+                                            simdpool_dtype t) {
   for (size_t i = 0; i < sp_registry_size; i++) {
     const sp_kernel_entry *r = &sp_registry[i];
     if (r->isa == SIMDPOOL_ISA_SCALAR && r->shape == SP_SHAPE_GENERAL &&
         r->method == m && r->layout == l && r->op == op &&
-        (r->index_mask & SP_IDX_BIT(it)))
+        (r->index_mask & SP_IDX_BIT(it)) && (r->dtype_mask & SP_DT_BIT(t)))
       return r;
   }
   return NULL;
@@ -395,7 +406,8 @@ static const sp_kernel_entry *reference_for(simdpool_method m,
 static int kernel_accepts(const sp_kernel_entry *e, const sp_geom *g) {
   if (e->method != g->method || e->layout != g->layout)
     return 0;
-  if (!(e->index_mask & SP_IDX_BIT(g->index_type)))
+  if (!(e->index_mask & SP_IDX_BIT(g->index_type)) ||
+      !(e->dtype_mask & SP_DT_BIT(g->dtype)))
     return 0;
   if (e->isa != SIMDPOOL_ISA_SCALAR &&
       !(sp_in_plane(g) <= INT32_MAX && g->kh <= INT32_MAX / g->kw))
@@ -408,30 +420,31 @@ static int kernel_accepts(const sp_kernel_entry *e, const sp_geom *g) {
 static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
                              size_t j) {
   const simdpool_index_type it = g->index_type;
-  const size_t isz = sp_index_size(it);
+  const size_t isz = sp_index_size(it), es = sp_dtype_size(g->dtype);
   const size_t nx = g->n * g->c * sp_in_plane(g),
                ny = g->n * g->c * sp_out_plane(g);
-  float *x = scratch_get(&sx, nx * sizeof *x);
-  float *dy = scratch_get(&sdy, ny * sizeof *dy);
+  float *x = scratch_get(&sx, nx * es);
+  float *dy = scratch_get(&sdy, ny * es);
   fill_inputs(g, x, dy, j);
 
   /* References on ordinary memory. */
-  const sp_kernel_entry *ref = reference_for(g->method, g->layout, e->op, it);
+  const sp_kernel_entry *ref =
+      reference_for(g->method, g->layout, e->op, it, g->dtype);
   ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
   /* Unpooling's backward writes an output-shaped tensor (from x, as dx),
    * unpooling an input-shaped one (from dy, as y), like backward. */
   const int to_y = e->op == SP_OP_FWD || e->op == SP_OP_UNPOOL_BWD;
   const int reads_idx = e->op == SP_OP_BWD_IDX || e->op == SP_OP_UNPOOL ||
                         e->op == SP_OP_UNPOOL_BWD;
-  float *want = scratch_get(&sy, (to_y ? ny : nx) * sizeof *want);
+  float *want = scratch_get(&sy, (to_y ? ny : nx) * es);
   void *want_idx = scratch_get(&sidx, isz ? ny * isz : 1);
   if (reads_idx) {
     /* Backward from indices and unpooling read the winners of the scalar
      * forward. */
     const sp_kernel_entry *rf =
-        reference_for(SIMDPOOL_MAX, g->layout, SP_OP_FWD, it);
+        reference_for(SIMDPOOL_MAX, g->layout, SP_OP_FWD, it, g->dtype);
     ck_assert_ptr_nonnull(rf);
-    float *ytmp = scratch_get(&sdx2, ny * sizeof *ytmp);
+    float *ytmp = scratch_get(&sdx2, ny * es);
     const sp_io io = {.x = x, .y = ytmp, .indices = want_idx};
     rf->fn(g, &io);
   }
@@ -454,19 +467,19 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
   for (int s = 0; s < 2; s++) {
     sp_io io = {};
     if (reads_x) {
-      float *gx = place(s, B_X, nx, sizeof *gx);
-      memcpy(gx, x, nx * sizeof *x);
+      float *gx = place(s, B_X, nx, es);
+      memcpy(gx, x, nx * es);
       io.x = gx;
     }
     if (to_y) {
-      io.y = place(s, B_Y, ny, sizeof(float));
-      memset(io.y, 0xff, ny * sizeof(float));
+      io.y = place(s, B_Y, ny, es);
+      memset(io.y, 0xff, ny * es);
     } else {
-      float *gdy = place(s, B_DY, ny, sizeof *gdy);
-      memcpy(gdy, dy, ny * sizeof *dy);
+      float *gdy = place(s, B_DY, ny, es);
+      memcpy(gdy, dy, ny * es);
       io.dy = gdy;
-      io.dx = place(s, B_DX, nx, sizeof(float));
-      memset(io.dx, 0xff, nx * sizeof(float));
+      io.dx = place(s, B_DX, nx, es);
+      memset(io.dx, 0xff, nx * es);
     }
     if (e->op == SP_OP_FWD && isz) {
       io.indices = place(s, B_IDX, ny, isz);
@@ -479,7 +492,13 @@ static void run_kernel_shape(const sp_kernel_entry *e, const sp_geom *g,
     e->fn(g, &io);
     crash_ctx.side = -1;
     check_slack(s, e->name);
-    if (to_y) {
+    if (es != sizeof(float)) {
+      expect_same_bytes(e->name, to_y ? "y" : "dx", want, to_y ? io.y : io.dx,
+                        (to_y ? ny : nx) * es, s);
+      if (e->op == SP_OP_FWD && isz)
+        expect_same_bytes(e->name, "indices", want_idx, io.indices, ny * isz,
+                          s);
+    } else if (to_y) {
       expect_same_floats(e->name, "y", want, io.y, ny, s);
       if (e->op == SP_OP_FWD && isz)
         expect_same_bytes(e->name, "indices", want_idx, io.indices, ny * isz,
@@ -498,10 +517,21 @@ static int random_per_kernel = 40; /* times scale */
 
 /* Resolves d for kernel e with index type it; 1 and *g when e accepts it. */
 static int geometry_for(const sp_kernel_entry *e, simdpool_desc d,
-                        simdpool_index_type it, size_t j, sp_geom *g) {
+                        simdpool_index_type it, simdpool_dtype t, size_t j,
+                        sp_geom *g) {
   d.method = e->method;
   d.index_type = it;
   vary(&d, j);
+  d.dtype = t;
+  if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
+    /* A quantization with zero points and an output range of their own
+     * (the values are the sweep's business, here only the memory). */
+    d.clamp = 0;
+    d.quant.x_scale = 0.75f;
+    d.quant.y_scale = 0.5f;
+    d.quant.x_zero_point = t == SIMDPOOL_S8 ? -3 : 100;
+    d.quant.y_zero_point = t == SIMDPOOL_S8 ? 5 : 90;
+  }
   if (sp_resolve_geom(&d, g) != SIMDPOOL_OK)
     return 0;
   /* With beyond_l2, software prefetch runs past a tensor's end (harmless:
@@ -527,39 +557,45 @@ START_TEST(kernel_under_guard) {
   const int ntypes = index_types_of(e, types);
   const desc_list *l = &lists[e->layout];
   size_t shapes = 0;
-  for (int k = 0; k < ntypes; k++) {
-    for (size_t j = (size_t)_i % thin; j < l->count; j += thin) {
-      sp_geom g;
-      if (!geometry_for(e, l->d[j], types[k], j, &g))
-        continue;
-      describe(crash_ctx.geom, sizeof crash_ctx.geom, &g);
-      run_kernel_shape(e, &g, j);
-      shapes++;
-    }
-    /* Random geometries, seeded: SIMDPOOL_TEST_SEED repeats them. */
-    const int want = (int)(random_per_kernel * scale + 0.5);
-    for (int got = 0, drawn = 0; got < want && drawn < 200 * want; drawn++) {
-      simdpool_desc d;
-      rnd_desc(&d, e, types[k]);
-      sp_geom g;
-      const size_t j = (size_t)rnd();
-      if (!geometry_for(e, d, types[k], j, &g))
-        continue;
-      describe(crash_ctx.geom, sizeof crash_ctx.geom, &g);
-      snprintf(crash_ctx.geom + strlen(crash_ctx.geom),
-               sizeof crash_ctx.geom - strlen(crash_ctx.geom),
-               " (random, seed %" PRIu64 ")", seed);
-      run_kernel_shape(e, &g, j);
-      shapes++;
-      got++;
+  size_t dtypes = 0;
+  for (int t = SIMDPOOL_F32; t <= SIMDPOOL_U8; t++) {
+    if (!(e->dtype_mask & SP_DT_BIT(t)))
+      continue;
+    dtypes++;
+    for (int k = 0; k < ntypes; k++) {
+      for (size_t j = (size_t)_i % thin; j < l->count; j += thin) {
+        sp_geom g;
+        if (!geometry_for(e, l->d[j], types[k], (simdpool_dtype)t, j, &g))
+          continue;
+        describe(crash_ctx.geom, sizeof crash_ctx.geom, &g);
+        run_kernel_shape(e, &g, j);
+        shapes++;
+      }
+      /* Random geometries, seeded: SIMDPOOL_TEST_SEED repeats them. */
+      const int want = (int)(random_per_kernel * scale + 0.5);
+      for (int got = 0, drawn = 0; got < want && drawn < 200 * want; drawn++) {
+        simdpool_desc d;
+        rnd_desc(&d, e, types[k]);
+        sp_geom g;
+        const size_t j = (size_t)rnd();
+        if (!geometry_for(e, d, types[k], (simdpool_dtype)t, j, &g))
+          continue;
+        describe(crash_ctx.geom, sizeof crash_ctx.geom, &g);
+        snprintf(crash_ctx.geom + strlen(crash_ctx.geom),
+                 sizeof crash_ctx.geom - strlen(crash_ctx.geom),
+                 " (random, seed %" PRIu64 ")", seed);
+        run_kernel_shape(e, &g, j);
+        shapes++;
+        got++;
+      }
     }
   }
   ck_assert_msg(shapes > 0, "%s: no shape fits", e->name);
   printf("guard: %s [%s]: %zu shapes, both guards, bit-exact (%s %s %s %s, "
-         "%d index type(s))\n",
+         "%d index type(s), %zu dtype(s))\n",
          e->name, simdpool_isa_name(e->isa), shapes, method_names[e->method],
-         layout_name(e->layout), op_names[e->op], shape_names[e->shape],
-         ntypes);
+         layout_name(e->layout), op_names[e->op], shape_names[e->shape], ntypes,
+         dtypes);
   fflush(stdout);
 }
 END_TEST
