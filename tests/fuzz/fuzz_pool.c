@@ -28,8 +28,16 @@
  *   E x5     method, layout, padding, index_type, isa (enum bytes, below)
  *   V        SIMDPOOL_ISA during this input: 1..5 scalar, sse41, avx2,
  *            avx512, neon; 6 auto; 7 an unknown name; anything else leaves
- *            the environment alone. Bit 0x80: the extension byte X follows
- *            (and V & 0x7f is the above)
+ *            the environment alone. Bit 0x80: the extension byte X follows;
+ *            bit 0x40: the element type T follows (after X); V & 0x3f is
+ *            the above
+ *   [T]      (V 0x40) dtype (enum byte of 5: F32, BF16, F16, S8, U8), and
+ *            for S8/U8 six quantization bytes: x_scale and y_scale (a byte
+ *            b picks the scale table's b % 16: 1, 0.5, 0, -1, inf, NaN,
+ *            subnormal, ...), x_zero_point and y_zero_point (b < 0xF0:
+ *            b - 128 for S8, b for U8; else a raw int32 follows), y_min
+ *            and y_max (0: the INT32_MIN / INT32_MAX sentinel, else as the
+ *            zero points)
  *   [X]      extension: bits 0-1 x_pixel_stride, bits 2-3 y_pixel_stride
  *            (0: 0, dense; 1: c + a size byte of 0..4; 2: c; 3: a size byte
  *            of 0..15, so often below c), 0x10 clamp = 1, 0x20 clamp is a raw
@@ -58,7 +66,8 @@
  *   [i32]    clamp (0x20)                [B x2] clamp_min, clamp_max: a byte
  *            b < 0xF0 gives the clamp table's b % 16 (±0, ±inf, ±FLT_MAX,
  *            NaN, ...), else raw 32-bit pattern follows
- *   data     x (n*c*d*h*w floats), dy (n*c*out_d*out_h*out_w floats), then
+ *   data     x (n*c*d*h*w elements), dy (n*c*out_d*out_h*out_w elements),
+ *            then
  *            the index corruptions, each: position (2 bytes), kind (1 byte:
  *            kind % 8 picks +1, -1, +row, -row, raw, special, another
  *            position's index, small delta; with kind & 8, +row and -row
@@ -336,6 +345,27 @@ static float dec_bound(reader *r) {
 }
 
 /* A pixel stride of extension mode m (the X byte's two bits). */
+/* A quantization scale: the table's b % 16 (b: a descriptor byte). */
+static float dec_scale(reader *r) {
+  static const uint32_t scale_bits[16] = {
+      0x3f800000u, 0x3f000000u, 0x00000000u, 0xbf800000u, /* 1 .5 0 -1 */
+      0x7f800000u, 0x7fc00000u, 0x00000001u, 0x3c23d70au, /* inf NaN sub .01 */
+      0x40400000u, 0x00800000u, 0x7f7fffffu, 0x3e800000u, /* 3 FLT_MIN MAX */
+      0x0d800000u, 0x72800000u, 0x3fc00000u, 0x40a00000u};
+  return bits_float(scale_bits[desc_u8(r) % 16]);
+}
+
+/* A zero point or output bound of an S8/U8 plan: 0 gives sentinel (when
+ * not 0: y_min/y_max), b < 0xF0 a value of the dtype, else a raw int32. */
+static int32_t dec_qint(reader *r, int s8, int32_t sentinel) {
+  const uint8_t b = desc_u8(r);
+  if (b == 0 && sentinel != 0)
+    return sentinel;
+  if (b >= 0xF0)
+    return as_i32(desc_le(r, 4));
+  return s8 ? (int32_t)b - 128 : (int32_t)b;
+}
+
 static size_t dec_pixel_stride(reader *r, unsigned m, size_t c) {
   switch (m) {
   case 1:
@@ -351,6 +381,7 @@ static size_t dec_pixel_stride(reader *r, unsigned m, size_t c) {
 
 /* Bits of the V and X bytes. */
 #define V_EXT 0x80u
+#define V_DTYPE 0x40u
 #define X_CLAMP 0x10u
 #define X_CLAMP_RAW 0x20u
 #define X_DEPTH 0x40u
@@ -388,9 +419,26 @@ static void decode_desc(reader *r, simdpool_desc *d, int *env_sel,
   d->isa = (simdpool_isa)dec_enum(r, 6);
   *env_sel = desc_u8(r);
   unsigned x = 0;
+  const int typed = (*env_sel & V_DTYPE) != 0;
+  *env_sel &= ~V_DTYPE;
   if (*env_sel & V_EXT) {
     *env_sel &= ~V_EXT;
     x = desc_u8(r);
+  }
+  d->quant.x_scale = d->quant.y_scale = 1.0f; /* desc_init's defaults */
+  d->quant.y_min = INT32_MIN;
+  d->quant.y_max = INT32_MAX;
+  if (typed) {
+    d->dtype = (simdpool_dtype)dec_enum(r, 5);
+    if (d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) {
+      const int s8 = d->dtype == SIMDPOOL_S8;
+      d->quant.x_scale = dec_scale(r);
+      d->quant.y_scale = dec_scale(r);
+      d->quant.x_zero_point = dec_qint(r, s8, 0);
+      d->quant.y_zero_point = dec_qint(r, s8, 0);
+      d->quant.y_min = dec_qint(r, s8, INT32_MIN);
+      d->quant.y_max = dec_qint(r, s8, INT32_MAX);
+    }
   }
   d->n = dec_size(r, 1, 3);
   d->c = dec_size(r, 1, 12);
@@ -466,7 +514,8 @@ static void describe(const simdpool_desc *d, const char *env) {
            "padding=%d pads(f,t,l,bk,b,r)=%zu,%zu,%zu,%zu,%zu,%zu "
            "ceil_mode=%d count_include_pad=%d p=%a index_type=%d isa=%d "
            "SIMDPOOL_ISA=%s pixel_strides(x,y)=%zu,%zu clamp=%d [%a, %a] "
-           "adaptive=%d out=%zux%zux%zu",
+           "adaptive=%d out=%zux%zux%zu dtype=%d quant=(%a, %a, %d, %d, %d, "
+           "%d)",
            (int)d->method, (int)d->layout, d->n, d->c, d->d, d->h, d->w,
            d->kernel_d, d->kernel_h, d->kernel_w, d->stride_d, d->stride_h,
            d->stride_w, d->dilation_d, d->dilation_h, d->dilation_w,
@@ -474,7 +523,10 @@ static void describe(const simdpool_desc *d, const char *env) {
            d->pad_bottom, d->pad_right, d->ceil_mode, d->count_include_pad,
            (double)d->p, (int)d->index_type, (int)d->isa, env ? env : "(unset)",
            d->x_pixel_stride, d->y_pixel_stride, d->clamp, (double)d->clamp_min,
-           (double)d->clamp_max, d->adaptive, d->out_d, d->out_h, d->out_w);
+           (double)d->clamp_max, d->adaptive, d->out_d, d->out_h, d->out_w,
+           (int)d->dtype, (double)d->quant.x_scale, (double)d->quant.y_scale,
+           (int)d->quant.x_zero_point, (int)d->quant.y_zero_point,
+           (int)d->quant.y_min, (int)d->quant.y_max);
 }
 
 /* ------------------------------------------------------------ buffers */
@@ -727,6 +779,8 @@ typedef struct fuzz {
    * pixels of x and y, and the elements x/dx and y/dy span */
   size_t xs, ys, in_px, out_px, x_span, y_span;
   int has_idx, clamped;
+  size_t es;                    /* bytes per element of the plan's dtype */
+  int fwd_only;                 /* S8/U8: backward is UNSUPPORTED */
   buf x, dy, idx_good, idx_bad; /* inputs */
   buf y, idx, dx;               /* outputs */
   /* the scalar reference's results */
@@ -837,16 +891,16 @@ static void corrupt_indices(fuzz *f) {
  * results written over different fills compare equal. */
 static void settle_gaps(const fuzz *f, buf *b, size_t stride, size_t pixels,
                         unsigned char fill, const char *what) {
-  const size_t c = f->d.c, gap = (stride - c) * sizeof(float);
+  const size_t c = f->d.c, gap = (stride - c) * f->es;
   if (stride <= c)
     return;
   for (size_t px = 0; px + 1 < pixels; px++) {
-    unsigned char *g = b->data + (px * stride + c) * sizeof(float);
+    unsigned char *g = b->data + (px * stride + c) * f->es;
     if (!all_bytes(g, gap, fill)) {
       const size_t i = first_other(g, gap, fill);
       fail("%s: element %zu between pixels %zu and %zu (stride %zu, c %zu) "
            "written: byte 0x%02x, was 0x%02x",
-           what, c + i / sizeof(float), px, px + 1, stride, c, g[i], fill);
+           what, c + i / f->es, px, px + 1, stride, c, g[i], fill);
     }
     memset(g, 0, gap);
   }
@@ -875,7 +929,7 @@ static uint32_t float_bits(float v) {
 static void check_1x1_oracle(const fuzz *f) {
   const simdpool_desc *d = &f->d;
   if (d->kernel_h != 1 || d->kernel_w != 1 || d->d != 1 || d->kernel_d != 1 ||
-      d->adaptive)
+      d->adaptive || d->dtype != SIMDPOOL_F32)
     return;
   if (d->method == SIMDPOOL_LP && d->p != 1.0f && d->p != 2.0f)
     return;
@@ -958,7 +1012,7 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
     check_guards(&f->idx, "indices");
     settle_gaps(f, &f->y, f->ys, f->out_px, fill, "y");
     const int first = ref && mode == MODE_PLAIN;
-    save_or_compare(first, f->ref_y, &f->y, sizeof(float), "y");
+    save_or_compare(first, f->ref_y, &f->y, f->es, "y");
     if (f->has_idx)
       save_or_compare(first, f->ref_idx, &f->idx, f->isz, "indices");
     if (first)
@@ -996,6 +1050,11 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
       const simdpool_status st = call_backward(mode, plan, dy, ix, xb, dx);
       check_guards(&f->dx, "dx");
       const int first = ref && mode == MODE_PLAIN;
+      if (f->fwd_only) { /* S8/U8 */
+        expect_status(st, SIMDPOOL_UNSUPPORTED, what);
+        check_untouched(&f->dx, fill, "dx");
+        continue;
+      }
       if (f->clamped) { /* the clamp is forward's only: never a backward */
         expect_status(st, SIMDPOOL_INVALID_ARGUMENT, what);
         check_untouched(&f->dx, fill, "dx");
@@ -1013,15 +1072,15 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
         expect_status(st, f->ref_bad_st, what);
       }
       if (st == SIMDPOOL_OK)
-        save_or_compare(first, refbuf, &f->dx, sizeof(float), "dx");
+        save_or_compare(first, refbuf, &f->dx, f->es, "dx");
       else
         check_untouched(&f->dx, fill, "dx");
     }
     /* MAX backward from forward's indices and from x pick the same
      * winners and add in the same order: the same bits. */
-    if (ref && v == BW_IDX && !f->clamped) {
+    if (ref && v == BW_IDX && !f->clamped && !f->fwd_only) {
       g_stage = "backward from indices vs from x";
-      check_same(f->ref_dx_idx, f->ref_dx, f->dx.bytes, sizeof(float),
+      check_same(f->ref_dx_idx, f->ref_dx, f->dx.bytes, f->es,
                  "dx from indices vs dx recomputed from x (scalar)");
     }
   }
@@ -1067,7 +1126,7 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
         }
         settle_gaps(f, out, bwd ? f->ys : f->xs, bwd ? f->out_px : f->in_px,
                     fill, bwd ? "unpooling's dy" : "unpooled x");
-        save_or_compare(first, refbuf, out, sizeof(float),
+        save_or_compare(first, refbuf, out, f->es,
                         bwd ? "unpooling's dy" : "unpooled x");
       }
     }
@@ -1112,13 +1171,14 @@ static void run_plan(fuzz *f, const simdpool_plan *plan, int ref) {
                   SIMDPOOL_INVALID_ARGUMENT, "backward with dx = NULL");
     expect_status(call_backward(mode, NULL, dy, NULL, x, dx),
                   SIMDPOOL_INVALID_ARGUMENT, "backward with plan = NULL");
+    /* S8/U8 plans refuse any backward once its pointers are there. */
+    const simdpool_status later =
+        f->fwd_only ? SIMDPOOL_UNSUPPORTED : SIMDPOOL_INVALID_ARGUMENT;
     if (f->d.method != SIMDPOOL_AVG)
-      expect_status(call_backward(mode, plan, dy, NULL, NULL, dx),
-                    SIMDPOOL_INVALID_ARGUMENT,
+      expect_status(call_backward(mode, plan, dy, NULL, NULL, dx), later,
                     "MAX/LP backward without x or indices");
     if (!f->has_idx)
-      expect_status(call_backward(mode, plan, dy, dummy, x, dx),
-                    SIMDPOOL_INVALID_ARGUMENT,
+      expect_status(call_backward(mode, plan, dy, dummy, x, dx), later,
                     "backward with indices on a plan without");
     check_untouched(&f->dx, fill, "dx");
   }
@@ -1198,6 +1258,31 @@ static int env_isa(const char *env) {
   return -2;
 }
 
+/* count elements of dtype t into b: f32 by dec_float; bf16 and f16 a tag
+ * byte t < 0x80 gives one of a few values (ties: ±0, ±1, 2, a NaN with a
+ * payload, inf), else a raw 16-bit pattern follows; S8/U8 raw bytes. */
+static void fill_data(reader *r, buf *b, size_t count, simdpool_dtype t) {
+  if (t == SIMDPOOL_F32) {
+    for (size_t i = 0; i < count; i++) {
+      const float v = dec_float(r);
+      memcpy(b->data + 4 * i, &v, 4);
+    }
+  } else if (t == SIMDPOOL_BF16 || t == SIMDPOOL_F16) {
+    static const uint16_t few[2][8] = {
+        {0x0000, 0x8000, 0x3f80, 0xbf80, 0x4000, 0x7f81, 0x7f80, 0x0001},
+        {0x0000, 0x8000, 0x3c00, 0xbc00, 0x4000, 0x7c01, 0x7c00, 0x0001}};
+    for (size_t i = 0; i < count; i++) {
+      const uint8_t tag = data_u8(r);
+      const uint16_t h = tag < 0x80 ? few[t == SIMDPOOL_F16][tag % 8]
+                                    : (uint16_t)data_le(r, 2);
+      memcpy(b->data + 2 * i, &h, 2);
+    }
+  } else {
+    for (size_t i = 0; i < count; i++)
+      b->data[i] = data_u8(r);
+  }
+}
+
 /* The checks and runs of one decoded input. */
 static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
                      unsigned env_code) {
@@ -1231,7 +1316,7 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
            g_label);
     if (runs && i > 0 && st[i] != st[0] &&
         !(st[0] == SIMDPOOL_OK && st[i] == SIMDPOOL_UNSUPPORTED &&
-          simd_too_big(desc)))
+          (simd_too_big(desc) || desc->dtype != SIMDPOOL_F32)))
       fail("plan_create returned %s, scalar %s (last error: %s)",
            status_name(st[i]), status_name(st[0]), simdpool_last_error());
     if (st[i] == SIMDPOOL_OK && simdpool_plan_isa(plans[i]) != all_isas[i])
@@ -1260,12 +1345,14 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
         expect_status(s, SIMDPOOL_INVALID_ARGUMENT, "plan_create (AUTO)");
       else if (want >= 0 && !simdpool_isa_supported((simdpool_isa)want))
         expect_status(s, SIMDPOOL_UNSUPPORTED, "plan_create (AUTO)");
-      else if (!(s == SIMDPOOL_UNSUPPORTED && want >= 0 && simd_too_big(desc)))
+      else if (!(s == SIMDPOOL_UNSUPPORTED && want >= 0 &&
+                 (simd_too_big(desc) || (desc->dtype != SIMDPOOL_F32 &&
+                                         want != SIMDPOOL_ISA_SCALAR))))
         expect_status(s, SIMDPOOL_OK, "plan_create (AUTO)");
       if (s == SIMDPOOL_OK) {
         const simdpool_isa got = simdpool_plan_isa(p);
         simdpool_isa best = SIMDPOOL_ISA_SCALAR;
-        for (size_t i = 0; i < NISAS; i++)
+        for (size_t i = 0; i < NISAS && desc->dtype == SIMDPOOL_F32; i++)
           if (simdpool_isa_supported(all_isas[i]))
             best = all_isas[i];
         if (want >= 0 && got != (simdpool_isa)want)
@@ -1351,11 +1438,14 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
     f.isz = desc->index_type == SIMDPOOL_INDEX_I32   ? 4
             : desc->index_type == SIMDPOOL_INDEX_I64 ? 8
                                                      : 1;
+    f.es = desc->dtype == SIMDPOOL_F32                                   ? 4
+           : desc->dtype == SIMDPOOL_BF16 || desc->dtype == SIMDPOOL_F16 ? 2
+                                                                         : 1;
+    f.fwd_only = desc->dtype == SIMDPOOL_S8 || desc->dtype == SIMDPOOL_U8;
     /* The plans' own byte counts against this independent computation. */
-    const size_t want_bytes[5] = {
-        f.x_span * sizeof(float), f.y_span * sizeof(float),
-        f.has_idx ? f.out_n * f.isz : 0, f.y_span * sizeof(float),
-        f.x_span * sizeof(float)};
+    const size_t want_bytes[5] = {f.x_span * f.es, f.y_span * f.es,
+                                  f.has_idx ? f.out_n * f.isz : 0,
+                                  f.y_span * f.es, f.x_span * f.es};
     for (size_t i = 0; i < nplans; i++)
       for (int t = 0; t < 5 && plans[i]; t++) {
         const size_t got =
@@ -1364,19 +1454,16 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
           fail("[%s] plan_tensor_bytes(tensor %d) = %zu, expected %zu",
                labels[i], t, got, want_bytes[t]);
       }
-    const size_t in_mis = (f.opts & 3u) * sizeof(float);
+    const size_t in_mis = (f.opts & 3u) * f.es;
     const size_t out_mis = (f.opts >> 2) & 3u;
-    buf_alloc(&f.x, f.x_span * sizeof(float), in_mis, 0);
-    buf_alloc(&f.dy, f.y_span * sizeof(float), in_mis, 0);
-    buf_alloc(&f.y, f.y_span * sizeof(float), out_mis * sizeof(float), 1);
-    buf_alloc(&f.dx, f.x_span * sizeof(float), out_mis * sizeof(float), 1);
+    buf_alloc(&f.x, f.x_span * f.es, in_mis, 0);
+    buf_alloc(&f.dy, f.y_span * f.es, in_mis, 0);
+    buf_alloc(&f.y, f.y_span * f.es, out_mis * f.es, 1);
+    buf_alloc(&f.dx, f.x_span * f.es, out_mis * f.es, 1);
     /* The elements between strided pixels get data too (NaN, inf, ...):
      * no result may depend on them. */
-    float *xs = (float *)f.x.data, *dys = (float *)f.dy.data;
-    for (size_t i = 0; i < f.x_span; i++)
-      xs[i] = dec_float(r);
-    for (size_t i = 0; i < f.y_span; i++)
-      dys[i] = dec_float(r);
+    fill_data(r, &f.x, f.x_span, desc->dtype);
+    fill_data(r, &f.dy, f.y_span, desc->dtype);
     f.x_copy = malloc(f.x.bytes);
     f.dy_copy = malloc(f.dy.bytes);
     if (!f.x_copy || !f.dy_copy)

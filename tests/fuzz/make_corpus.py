@@ -39,6 +39,10 @@ FLAVOURS = {'n': (1, 3), 'c': (1, 12), 'hw': (1, 12), 'k': (1, 5), 's': (1, 4), 
             'depth': (1, 8), 'kd': (1, 3), 'sd': (1, 3), 'dd': (1, 2), 'od': (1, 8)}
 # The V byte's extension bit and the X byte's clamp, depth-axis and adaptive bits.
 V_EXT, X_CLAMP, X_CLAMP_RAW, X_DEPTH, X_ADAPTIVE = 0x80, 0x10, 0x20, 0x40, 0x80
+# The V byte's element-type bit, the dtypes and the quantization scale table.
+V_DTYPE = 0x40
+DT_F32, DT_BF16, DT_F16, DT_S8, DT_U8 = 0, 1, 2, 3, 4
+SCALES = [1.0, 0.5, 0.0, -1.0, float('inf'), float('nan'), 2**-149, 0.01, 3.0, 2**-126]
 CLAMP_BITS = [0xff800000, 0x7f800000, 0x80000000, 0x00000000, 0xbf800000, 0x3f800000,
               0x3f000000, 0xbf000000, 0x40c00000, 0xc0c00000, 0x7f7fffff, 0xff7fffff,
               0x00000001, 0x40000000, 0xc0800000, 0x7fc00000]
@@ -127,13 +131,15 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
          padding=EXPLICIT, pads=None, ceil=0, cip=1, p=2.0, index=NONE, isa=AUTO, env=None,
          glob=False, opts=0, data=b'', raw_ceil=None, raw_cip=None, xs=None, ys=None,
          clamp=None, raw_clamp=None, depth=None, dpads=None, adaptive=None,
-         keep_window=False):
+         keep_window=False, dtype=None, quant=None):
     """xs, ys: pixel strides in elements (None: dense); clamp: (min, max) with clamp = 1,
     or with raw_clamp as the clamp field's raw value. depth: (d, kernel_d, stride_d,
     dilation_d) of a depth axis, dpads: (pad_front, pad_back) (either set of pads brings the
     other, as zeros); adaptive: (out_d, out_h, out_w) with adaptive = 1, whose window is
     kernel, stride and dilation 1 unless keep_window keeps the decoded ones (the F byte's
-    global bit)."""
+    global bit). dtype: the element type (data then in its bytes: halves(), raw
+    bytes); quant: (x_scale, y_scale, x_zp, y_zp, y_min, y_max) of an S8/U8 plan, scales
+    from SCALES, None bounds for the sentinels."""
     if depth is not None and (pads is not None or dpads is not None):
         pads = pads if pads is not None else (0, 0, 0, 0)
         dpads = dpads if dpads is not None else (0, 0)
@@ -167,7 +173,22 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
     if adaptive is not None:
         x |= X_ADAPTIVE
     out += enum(index, 4) + enum(isa, 6)
-    out += bytes([ENV[env] | V_EXT, x]) if x else bytes([ENV[env]])
+    v = ENV[env] | (V_DTYPE if dtype is not None else 0)
+    out += bytes([v | V_EXT, x]) if x else bytes([v])
+    if dtype is not None:
+        out += enum(dtype, 5)
+        if dtype in (DT_S8, DT_U8):
+            xsc, ysc, xzp, yzp, lo, hi = quant or (1.0, 1.0, 0, 0, None, None)
+
+            def qint(val, bound):
+                if val is None:
+                    return bytes([0])
+                b = val + 128 if dtype == DT_S8 else val
+                if 0 <= b < 0xF0 and not (bound and b == 0):
+                    return bytes([b])
+                return bytes([0xF0]) + struct.pack('<i', val)
+            out += bytes([SCALES.index(xsc), SCALES.index(ysc)])
+            out += qint(xzp, False) + qint(yzp, False) + qint(lo, True) + qint(hi, True)
     out += size(n, 'n') + size(c, 'c') + size(h, 'hw') + size(w, 'hw')
     out += size(k[0], 'k') + size(k[1], 'k')
     if stride is not None:
@@ -193,6 +214,11 @@ def seed(method=MAX, layout=NCHW, n=1, c=1, h=4, w=4, k=(2, 2), stride=None, dil
             out += struct.pack('<i', raw_clamp)
         out += bound(clamp[0]) + bound(clamp[1])
     return out + data
+
+
+def halves(values):
+    """bf16/f16 data: each a raw 16-bit pattern (tag 0x80 and the bits)."""
+    return b''.join(bytes([0x80]) + struct.pack('<H', v) for v in values)
 
 
 def corruption(pos, kind, operand=b''):
@@ -368,6 +394,25 @@ SEEDS = {
     'reject-3d-pad-front': seed(h=4, w=4, depth=(4, 2, 2, 1), dpads=(2, 0)),
     'reject-3d-u8-2x16x16': seed(h=16, w=16, k=(16, 16), depth=(2, 2, 2, 1), index=U8),
     'reject-3d-huge-d': seed(h=4, w=4, depth=(2**62, 1, 1, 1)),
+    # Element types (the scalar reference computes them; SIMD plans refuse them).
+    'dtype-bf16-max-2x2-i64': seed(c=2, index=I64, dtype=DT_BF16, data=halves(
+        [0x3f80, 0x7fa1, 0x3f80, 0xbf80, 0x0001, 0x8000, 0x0000, 0x4000] * 4)),
+    'dtype-f16-avg-3x3-s1-pad': seed(method=AVG, layout=NHWC, c=3, h=5, w=6, k=(3, 3),
+                                     stride=(1, 1), pads=(1, 1, 1, 1), dtype=DT_F16,
+                                     xs=5),
+    'dtype-bf16-lp-3d': seed(method=LP, p=3.0, c=2, h=4, w=5, depth=(3, 2, 1, 1),
+                             dtype=DT_BF16),
+    'dtype-f16-max-bwd-overlap': seed(layout=NHWC, c=4, h=7, w=7, k=(3, 3),
+                                      stride=(2, 2), pads=(1, 1, 1, 1), index=U8,
+                                      dtype=DT_F16, clamp=(-1.0, 2.0)),
+    'dtype-u8-qavg': seed(method=AVG, c=3, h=6, w=6, k=(3, 3), stride=(2, 2),
+                          pads=(1, 1, 1, 1), dtype=DT_U8, quant=(0.5, 1.0, 128, 100, 20, 250)),
+    'dtype-s8-qavg-adaptive': seed(method=AVG, layout=NHWC, c=5, h=7, w=9,
+                                   adaptive=(1, 3, 4), dtype=DT_S8,
+                                   quant=(3.0, 0.5, -5, 7, None, None)),
+    'dtype-s8-max-i32': seed(c=2, h=5, w=5, k=(2, 2), stride=(1, 1), index=I32, dtype=DT_S8),
+    'dtype-u8-clamp-refused': seed(method=AVG, dtype=DT_U8, quant=(1.0, 1.0, 0, 0, None, None),
+                                   clamp=(0.0, 1.0)),
     # A 3D tensor big enough for the parallel entry points to split it.
     'par-3d-max-2x2x2-i32': seed(c=8, h=32, w=32, depth=(16, 2, 2, 1), index=I32),
 }
