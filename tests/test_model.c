@@ -3116,8 +3116,13 @@ START_TEST(test_dtype_sweep) {
   ck_assert_int_eq(simdpool_threadpool_create(2, &g_pool), SIMDPOOL_OK);
   size_t accepted = 0, rejected = 0, failures = 0, k;
   size_t per_rank[RANK_COUNT] = {0};
-  const size_t max_attempts = g_target * 8 + 2000;
-  for (k = 0; accepted < g_target && k < max_attempts && failures < 3; k++) {
+  /* Until SIMD kernels take these dtypes, one kernel per op computes them
+   * (the scalar reference, the same C on every target): at a reduced scale
+   * (emulated CPUs, sanitizers; CI's time budget) a quarter of the
+   * configurations; natively g_target (2000) each. */
+  const size_t target = g_scale < 1.0 ? (g_target + 3) / 4 : g_target;
+  const size_t max_attempts = target * 8 + 2000;
+  for (k = 0; accepted < target && k < max_attempts && failures < 3; k++) {
     const rank_kind rk = (rank_kind)(k % RANK_COUNT);
     if (!rank_has_op(rk, op))
       continue;
@@ -3176,9 +3181,9 @@ START_TEST(test_dtype_sweep) {
       failures == 0,
       "dtype %s %s %s: %zu mismatches (details above; seed %" PRIu64 ")",
       dtype_name(t), g_op_names[op], layout_name(layout), failures, g_seed);
-  ck_assert_msg(accepted >= g_target,
+  ck_assert_msg(accepted >= target,
                 "only %zu of %zu configurations accepted in %zu attempts",
-                accepted, g_target, k);
+                accepted, target, k);
 }
 END_TEST
 
