@@ -469,12 +469,18 @@ static int32_t clamp_bound(int32_t v, int32_t sentinel, int32_t end) {
   return v == sentinel ? end : v;
 }
 
+/* ratio = x_scale / y_scale of a quantized AVG plan, in f32 (plan creation
+ * runs in the default floating-point environment); the kernels read it
+ * from sp_geom's q_ratio. */
+static float quant_ratio(const simdpool_quant *q) {
+  return q->x_scale / q->y_scale;
+}
+
 /* The multiplier of a quantized AVG plan for one divisor, computed as the
- * kernels compute it (docs/semantics.md#quantized-avg): in f32 (plan
- * creation runs in the default floating-point environment). */
+ * kernels compute it (docs/semantics.md#quantized-avg). */
 static float quant_multiplier(const simdpool_quant *q, size_t divisor,
                               float *ratio) {
-  *ratio = q->x_scale / q->y_scale;
+  *ratio = quant_ratio(q);
   return *ratio / (float)divisor;
 }
 
@@ -484,8 +490,7 @@ static float quant_multiplier(const simdpool_quant *q, size_t divisor,
  * holds finite positive scales and zero points and a clamp inside the
  * dtype's range. */
 static simdpool_status check_dtype(const simdpool_desc *d) {
-  const int integer = d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8;
-  if (!integer)
+  if (!sp_dtype_integer(d->dtype))
     return SIMDPOOL_OK;
   const char *t = sp_dtype_name(d->dtype);
   if (d->method == SIMDPOOL_LP)
@@ -758,9 +763,9 @@ simdpool_status sp_resolve_geom(const simdpool_desc *caller, sp_geom *g) {
     int_range(d->dtype, &lo, &hi);
     g->q_xzp = d->quant.x_zero_point;
     g->q_yzp = d->quant.y_zero_point;
-    g->q_lo = d->quant.y_min == INT32_MIN ? lo : d->quant.y_min;
-    g->q_hi = d->quant.y_max == INT32_MAX ? hi : d->quant.y_max;
-    g->q_ratio = d->quant.x_scale / d->quant.y_scale;
+    g->q_lo = clamp_bound(d->quant.y_min, INT32_MIN, lo);
+    g->q_hi = clamp_bound(d->quant.y_max, INT32_MAX, hi);
+    g->q_ratio = quant_ratio(&d->quant);
   }
 
   g->d = d->d;

@@ -2949,6 +2949,11 @@ static int dtype_run(rng *r, config *cf) {
   const size_t out_n = to_x ? xs : ys;
   dbuf want = dbuf_new(out_n, es), got = dbuf_new(out_n, es);
   dbuf want_i = dbuf_new(ny, 8), got_i = dbuf_new(ny, 8);
+  /* Backward's inputs, the same for the model and the library: indices
+   * only from them, x only where the op reads it. */
+  const void *bwd_idx =
+      op == OP_MAX_BWD_X || op == OP_AVG_BWD || op == OP_LP_BWD ? NULL : idx.p;
+  const void *bwd_x = op == OP_AVG_BWD ? NULL : x.p;
   int rc = 0;
   if (fwd)
     model_forward_dtype(d, ms, x.p, want.p, d->index_type ? want_i.p : NULL);
@@ -2957,11 +2962,7 @@ static int dtype_run(rng *r, config *cf) {
   else if (op_is_unpool(op))
     rc = model_unpool_dtype(d, ms, y.p, idx.p, want.p);
   else
-    rc = model_backward_dtype(
-        d, ms, y.p,
-        op == OP_MAX_BWD_X || op == OP_AVG_BWD || op == OP_LP_BWD ? NULL
-                                                                  : idx.p,
-        op == OP_AVG_BWD ? NULL : x.p, want.p);
+    rc = model_backward_dtype(d, ms, y.p, bwd_idx, bwd_x, want.p);
   ck_assert_msg(rc == 0, "the model refused its own indices; %s", desc);
 
   simdpool_plan *plan = NULL;
@@ -2989,14 +2990,10 @@ static int dtype_run(rng *r, config *cf) {
     else if (op_is_unpool(op))
       st = par ? simdpool_unpool_parallel(plan, y.p, ix, got.p, pf, g_pool)
                : simdpool_unpool(plan, y.p, ix, got.p);
-    else {
-      const void *bi =
-          op == OP_MAX_BWD_X || op == OP_AVG_BWD || op == OP_LP_BWD ? NULL : ix;
-      const void *bx = op == OP_AVG_BWD ? NULL : x.p;
-      st =
-          par ? simdpool_backward_parallel(plan, y.p, bi, bx, got.p, pf, g_pool)
-              : simdpool_backward(plan, y.p, bi, bx, got.p);
-    }
+    else
+      st = par ? simdpool_backward_parallel(plan, y.p, bwd_idx, bwd_x, got.p,
+                                            pf, g_pool)
+               : simdpool_backward(plan, y.p, bwd_idx, bwd_x, got.p);
     if (st != SIMDPOOL_OK) {
       printf("FAIL dtype %s: call %s: %s; seed %" PRIu64 "\n", desc,
              simdpool_status_string(st), simdpool_last_error(), g_seed);

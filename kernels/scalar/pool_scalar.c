@@ -309,8 +309,8 @@ SP_BODY void max_fwd_2x2s2(const sp_geom *g, const sp_io *io, int clamp) {
   }
 }
 
-/* The clamp as a constant of each instance (a test inside the loop cost
- * the MAX kernel with indices 2-4x). */
+/* The clamp as a constant of each instance, so that the unclamped loop is
+ * the one it was before the clamp moved into the kernels. */
 void sp_maxpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
   if (g->clamp)
     max_fwd_2x2s2(g, io, 1);
@@ -412,8 +412,7 @@ SP_BODY void avg_fwd_2x2s2(const sp_geom *g, const sp_io *io, int clamp) {
   }
 }
 
-/* The clamp as a constant of each instance (a test inside the loop cost
- * the MAX kernel with indices 2-4x). */
+/* As for MAX: the clamp a constant of each instance. */
 void sp_avgpool_fwd_2x2s2_scalar(const sp_geom *g, const sp_io *io) {
   if (g->clamp)
     avg_fwd_2x2s2(g, io, 1);
