@@ -30,6 +30,7 @@ static unsigned detect(void) {
     return bits;
   const int sse41 = (c >> 19) & 1;
   const int fma = (c >> 12) & 1;
+  const int f16c = (c >> 29) & 1;
   const int osxsave = (c >> 27) & 1;
   const int avx = (c >> 28) & 1;
   if (sse41)
@@ -47,7 +48,7 @@ static unsigned detect(void) {
   const int avx2 = (b >> 5) & 1;
   const int avx512 = ((b >> 16) & 1) /* F */ && ((b >> 17) & 1) /* DQ */ &&
                      ((b >> 30) & 1) /* BW */ && ((b >> 31) & 1) /* VL */;
-  if (os_ymm && avx2 && fma && sse41)
+  if (os_ymm && avx2 && fma && f16c && sse41)
     bits |= 1u << SIMDPOOL_ISA_AVX2;
   if (os_zmm && avx512 && (bits & (1u << SIMDPOOL_ISA_AVX2)))
     bits |= 1u << SIMDPOOL_ISA_AVX512;

@@ -447,13 +447,22 @@ static simdpool_status check_backward(const simdpool_plan *plan, const void *dy,
 
 /* ------------------------------------------------------------ entry points */
 
+/* A serial call: the plan's kernel on the whole call, or for a plan that
+ * widens bf16/f16 (plan->widen) chunk by chunk through its f32 scratch. */
+static void run_op(const simdpool_plan *plan, sp_op op, const sp_io *io) {
+  if (plan->widen)
+    sp_run_job(plan, op, io, 0, NULL, NULL, 0);
+  else
+    sp_call_kernel(plan->kernel[op]->fn, &plan->geom, io);
+}
+
 simdpool_status simdpool_forward(const simdpool_plan *plan, const void *x,
                                  void *y, void *indices) {
   const simdpool_status st = check_forward(plan, x, y, indices, "forward");
   if (st != SIMDPOOL_OK)
     return st;
   const sp_io io = {.xv = x, .yv = y, .indices = indices};
-  sp_call_kernel(plan->kernel[SP_OP_FWD]->fn, &plan->geom, &io);
+  run_op(plan, SP_OP_FWD, &io);
   return SIMDPOOL_OK;
 }
 
@@ -467,7 +476,7 @@ simdpool_status simdpool_backward(const simdpool_plan *plan, const void *dy,
     return st;
   const sp_io io = {
       .xv = x, .indices = (void *)(uintptr_t)indices, .dyv = dy, .dxv = dx};
-  sp_call_kernel(plan->kernel[op]->fn, &plan->geom, &io);
+  run_op(plan, op, &io);
   return SIMDPOOL_OK;
 }
 
@@ -621,8 +630,9 @@ static simdpool_status unpool_call(const simdpool_plan *plan, const void *src,
     return st;
   const sp_op op = bwd ? SP_OP_UNPOOL_BWD : SP_OP_UNPOOL;
   const sp_io io = unpool_io(bwd, src, indices, dst);
-  if (par)
-    sp_run_job(plan, op, &io, general, par->fn, par->pool, 0);
+  if (par || plan->widen)
+    sp_run_job(plan, op, &io, general, par ? par->fn : NULL,
+               par ? par->pool : NULL, 0);
   else
     sp_call_kernel((general ? plan->any_index[op] : plan->kernel[op])->fn,
                    &plan->geom, &io);

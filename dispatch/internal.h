@@ -44,6 +44,13 @@ struct simdpool_plan {
    * the plan is made: converting a subnormal bound to double at call time
    * would raise the caller's denormal flag (and read 0 under DAZ). */
   char clamp_text[64];
+  /* A BF16 or F16 plan on a SIMD ISA: kernel[] and any_index[] are that
+   * ISA's f32 kernels, and every call runs them chunk by chunk on f32
+   * copies (exact widening, then one narrowing: parallel.c), which gives
+   * the bits the dtype's rules define. name[] is then what
+   * simdpool_plan_kernel_name reports ("<f32 kernel>+bf16"). */
+  int widen;
+  char name[SP_OP_COUNT][72];
 };
 
 /* Validates d and fills g (shape math included). No kernel choice. */
@@ -105,6 +112,12 @@ void sp_run_chunked(const simdpool_plan *plan, sp_op op, const sp_io *io,
 void sp_run_job(const simdpool_plan *plan, sp_op op, const sp_io *io,
                 int general, simdpool_parallel_for_fn parallel_for, void *pool,
                 size_t chunk_bytes);
+
+/* The kernel a chunk g of plan's call runs for op (the GENERAL/ND ones
+ * when general): of plan->isa for the plan's dtype, or its f32 kernel when
+ * the plan widens (plan->widen). */
+const sp_kernel_entry *sp_plan_kernel(const simdpool_plan *plan,
+                                      const sp_geom *g, sp_op op, int general);
 
 /* The first element of indices that names no valid tap of its window (on
  * geometry g), or SIZE_MAX; *value receives the bad index. The bulk pass

@@ -5,6 +5,7 @@
  * single-threaded call whatever the thread count or the order of tasks. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -37,6 +38,7 @@ typedef struct par_job {
   int general;       /* unpooling with indices that are not all taps of
                         their own windows: GENERAL/ND kernels only */
   atomic_size_t bad; /* index validation: the first bad element found */
+  const sp_convert_entry *convert; /* widened plans: the ISA's conversions */
 } par_job;
 
 /* One chunk: its geometry, its tensors, and where it sits in the call. */
@@ -83,10 +85,16 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
     if (c->g.layout == SIMDPOOL_NCHW)
       c->g.c = 1;
     /* Every window keeps its taps, padding and divisor (sp_cut_axis). */
+    /* Widened forward blocks keep only the inputs their windows read:
+     * those are the ones converted. */
+    const size_t ext[3] = {g->dd * (g->kd - 1) + 1, g->dh * (g->kh - 1) + 1,
+                           g->dw * (g->kw - 1) + 1};
+    const int mode = j->op != SP_OP_FWD ? SP_CUT_OWN
+                     : j->plan->widen   ? SP_CUT_SPAN
+                                        : SP_CUT_TO_END;
     const size_t first =
         sp_cut_axis(g->adaptive, in[ax], out[ax], lead[ax], trail[ax],
-                    stride[ax], 0, &c->g.acut[ax], o0, o1,
-                    j->op == SP_OP_FWD ? SP_CUT_TO_END : SP_CUT_OWN);
+                    stride[ax], ext[ax], &c->g.acut[ax], o0, o1, mode);
     in_off = p * j->in_plane + first * in_step[ax];
     out_off = p * j->out_plane + o0 * out_step[ax];
     c->bias = first * flat_step[ax];
@@ -145,14 +153,108 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
         (char *)c->io.indices + out_off * sp_index_size(g->index_type);
 }
 
+/* ------------------------------------------------ widened bf16/f16 chunks
+ * A BF16/F16 plan on a SIMD ISA (plan->widen) runs that ISA's f32 kernels:
+ * each chunk's inputs are widened (exactly) into a dense f32 scratch, the
+ * kernel runs on the chunk's geometry there, and its output is narrowed
+ * once, to nearest even (MAX forward and unpooling: MAX's narrowing, which
+ * gives a widened value back its own bits). The f32 kernel's bits are the
+ * f32 rules on the widened values, so the result is the dtype's
+ * (docs/semantics.md#bf16-and-f16). Chunks are at most about
+ * SP_CHUNK_MIN_BYTES of 16-bit data where the call can be cut (forward
+ * blocks read only their windows' inputs: SP_CUT_SPAN), so the scratch
+ * stays in cache; a chunk whose scratch cannot be allocated runs the
+ * scalar reference instead (the same bits). */
+
+typedef struct widen_task {
+  const par_job *j;
+  const chunk *c;
+} widen_task;
+
+/* Converts a chunk's x-shaped (x_shape) or y-shaped tensor between its
+ * storage (16-bit elements, the caller's pixel strides) and the dense f32
+ * scratch f (NHWC: c floats a pixel): widen to f32 (to_f32), else narrow
+ * (keep: MAX's narrowing). */
+static void convert_tensor(const sp_convert_entry *cv, const sp_geom *g,
+                           int x_shape, const void *s16, void *d16, float *f,
+                           int to_f32, int keep) {
+  const size_t s = x_shape ? g->xs : g->ys;
+  const size_t plane = x_shape ? sp_in_plane(g) : sp_out_plane(g);
+  size_t runs = 1, run = g->n * g->c * plane;
+  if (g->layout == SIMDPOOL_NHWC && s != g->c) {
+    runs = g->n * plane;
+    run = g->c;
+  }
+  for (size_t r = 0; r < runs; r++) {
+    if (to_f32)
+      cv->widen(g->dtype, (const uint16_t *)s16 + r * s, f + r * run, run);
+    else
+      cv->narrow(g->dtype, keep, f + r * run, (uint16_t *)d16 + r * s, run);
+  }
+}
+
+static void widened_chunk(void *ctx) {
+  const widen_task *t = ctx;
+  const par_job *j = t->j;
+  const chunk *c = t->c;
+  const sp_op op = j->op;
+  sp_geom f = c->g;
+  f.dtype = SIMDPOOL_F32;
+  if (f.layout == SIMDPOOL_NHWC)
+    f.xs = f.ys = f.c;
+  /* The tensors op reads (x, dy) and the one it writes (y or dx). */
+  const int rd_x = op == SP_OP_FWD || op == SP_OP_UNPOOL_BWD ||
+                   (op == SP_OP_BWD && f.method != SIMDPOOL_AVG);
+  const int rd_dy =
+      op == SP_OP_BWD || op == SP_OP_BWD_IDX || op == SP_OP_UNPOOL;
+  const int wr_y = op == SP_OP_FWD || op == SP_OP_UNPOOL_BWD;
+  const int keep = (op == SP_OP_FWD && f.method == SIMDPOOL_MAX) ||
+                   op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD;
+  const size_t nx = sp_x_elems(&f), ny = sp_y_elems(&f);
+  const size_t total =
+      (rd_x ? nx : 0) + (rd_dy ? ny : 0) + (wr_y ? ny : nx); /* bounded */
+  float *const buf = malloc(total * sizeof *buf);
+  if (!buf) {
+    const simdpool_plan scalar = {.isa = SIMDPOOL_ISA_SCALAR};
+    sp_plan_kernel(&scalar, &c->g, op, j->general)->fn(&c->g, &c->io);
+    return;
+  }
+  const sp_kernel_entry *k = sp_plan_kernel(j->plan, &c->g, op, j->general);
+  float *p = buf;
+  sp_io io = {.indices = c->io.indices};
+  if (rd_x) {
+    convert_tensor(j->convert, &c->g, 1, c->io.xv, NULL, p, 1, 0);
+    io.x = p;
+    p += nx;
+  }
+  if (rd_dy) {
+    convert_tensor(j->convert, &c->g, 0, c->io.dyv, NULL, p, 1, 0);
+    io.dy = p;
+    p += ny;
+  }
+  if (wr_y)
+    io.y = p;
+  else
+    io.dx = p;
+  k->fn(&f, &io);
+  if (wr_y)
+    convert_tensor(j->convert, &c->g, 0, NULL, c->io.yv, p, 0, keep);
+  else
+    convert_tensor(j->convert, &c->g, 1, NULL, c->io.dxv, p, 0, keep);
+  free(buf);
+}
+
 static void run_chunk(void *ctx, size_t i) {
   const par_job *j = ctx;
   chunk c;
   chunk_of(j, i, &c);
-  const sp_kernel_entry *k = j->general
-                                 ? sp_pick_general(j->plan->isa, &c.g, j->op)
-                                 : sp_pick_kernel(j->plan->isa, &c.g, j->op);
-  sp_call_kernel(k->fn, &c.g, &c.io);
+  if (j->plan->widen) {
+    widen_task t = {j, &c};
+    sp_call_default_env(widened_chunk, &t);
+  } else {
+    const sp_kernel_entry *k = sp_plan_kernel(j->plan, &c.g, j->op, j->general);
+    sp_call_kernel(k->fn, &c.g, &c.io);
+  }
   /* Forward's flat indices count from the start of the whole plane: the
    * kernel counted from its first row or slice. (Backward and unpooling
    * blocks read them relative to c.g.fbase instead: SP_K_FBASE kernels.) */
@@ -203,6 +305,9 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   j->io = *io;
   j->general = general;
   atomic_init(&j->bad, SIZE_MAX);
+  for (size_t i = 0; plan->widen && i < sp_convert_table_size; i++)
+    if (sp_convert_table[i].isa == plan->isa)
+      j->convert = &sp_convert_table[i];
   const int nhwc = g->layout == SIMDPOOL_NHWC;
   const size_t lanes = nhwc ? g->c : 1;
   j->planes = nhwc ? g->n : g->n * g->c;
@@ -246,13 +351,15 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   const sp_kernel_entry *k =
       op == SP_OP_FWD || check || general || (!flat_idx && !unpool && own_h)
           ? NULL
-          : sp_pick_kernel(plan->isa, g, op);
+          : sp_plan_kernel(plan, g, op, 0);
   const int fbase_ok = k && (k->flags & SP_K_FBASE);
   /* Blocks of outputs along an axis whose windows do not overlap. */
   const int blocks_ok = op == SP_OP_FWD || (!flat_idx && !unpool) || fbase_ok;
   const int sub_rows = blocks_ok && (op == SP_OP_FWD || own_h);
-  j->bands =
-      !sub_rows && k && (k->flags & SP_K_ROWS) && sp_bwd_rows_ok(g) && g->h > 1;
+  /* Bands read the whole plane's dy: not for widened plans, whose chunks
+   * convert everything they read. */
+  j->bands = !sub_rows && k && (k->flags & SP_K_ROWS) && sp_bwd_rows_ok(g) &&
+             g->h > 1 && !plan->widen;
   /* 3D plans split into blocks of output slices by the rules of row blocks
    * on the depth axis. */
   if (j->planes < chunks && g->od > 1 && blocks_ok &&
@@ -276,11 +383,12 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   /* 1D plans with too few planes whose backward kernel writes any band of
    * dx columns by itself (SP_K_COLS; overlapping windows): bands of dx
    * columns, each at least SP_BAND_MIN_EXTENTS window extents wide. */
-  const sp_kernel_entry *kc =
-      (op == SP_OP_BWD || op == SP_OP_BWD_IDX) && !check && !general &&
-              j->planes < chunks && g->h == 1 && g->oh == 1 && g->w > 1
-          ? sp_pick_kernel(plan->isa, g, op)
-          : NULL;
+  const sp_kernel_entry *kc = (op == SP_OP_BWD || op == SP_OP_BWD_IDX) &&
+                                      !check && !general &&
+                                      j->planes < chunks && g->h == 1 &&
+                                      g->oh == 1 && g->w > 1 && !plan->widen
+                                  ? sp_plan_kernel(plan, g, op, 0)
+                                  : NULL;
   if (kc && (kc->flags & SP_K_COLS)) {
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     const size_t cap = g->w / (SP_BAND_MIN_EXTENTS * ew);

@@ -1046,6 +1046,15 @@ const sp_kernel_entry *sp_pick_general(simdpool_isa isa, const sp_geom *g,
   return pick(isa, g, op, 1);
 }
 
+const sp_kernel_entry *sp_plan_kernel(const simdpool_plan *plan,
+                                      const sp_geom *g, sp_op op, int general) {
+  if (!plan->widen)
+    return pick(plan->isa, g, op, general);
+  sp_geom f = *g;
+  f.dtype = SIMDPOOL_F32;
+  return pick(plan->isa, &f, op, general);
+}
+
 static const char *op_name(sp_op op) {
   switch (op) {
   case SP_OP_FWD:
@@ -1076,13 +1085,22 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "kernel_h=%zu, kernel_w=%zu) must have at most INT32_MAX "
                    "elements; isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), sp_in_plane(g), g->kd, g->kh, g->kw);
+  /* bf16 and f16 on a SIMD ISA: its f32 kernels on widened copies. */
+  plan->isa = isa;
+  plan->widen = isa != SIMDPOOL_ISA_SCALAR &&
+                (g->dtype == SIMDPOOL_BF16 || g->dtype == SIMDPOOL_F16);
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = plan->any_index[op] = NULL;
+    plan->name[op][0] = '\0';
     if (!sp_op_needed(&plan->geom, (sp_op)op))
       continue;
-    plan->kernel[op] = sp_pick_kernel(isa, &plan->geom, (sp_op)op);
+    plan->kernel[op] = sp_plan_kernel(plan, g, (sp_op)op, 0);
     if (op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD)
-      plan->any_index[op] = sp_pick_general(isa, &plan->geom, (sp_op)op);
+      plan->any_index[op] = sp_plan_kernel(plan, g, (sp_op)op, 1);
+    if (plan->widen && plan->kernel[op])
+      snprintf(plan->name[op], sizeof plan->name[op], "%s+%s",
+               plan->kernel[op]->name,
+               g->dtype == SIMDPOOL_BF16 ? "bf16" : "f16");
     if (!plan->kernel[op] || ((op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) &&
                               !plan->any_index[op]))
       return g->dtype != SIMDPOOL_F32 && isa != SIMDPOOL_ISA_SCALAR
@@ -1097,7 +1115,6 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                            "method/layout/index type",
                            simdpool_isa_name(isa), op_name((sp_op)op));
   }
-  plan->isa = isa;
   return SIMDPOOL_OK;
 }
 
@@ -1250,7 +1267,7 @@ const char *simdpool_plan_kernel_name(const simdpool_plan *plan,
                                       simdpool_op op) {
   if (!plan || (unsigned)op >= SP_OP_COUNT || !plan->kernel[op])
     return NULL;
-  return plan->kernel[op]->name;
+  return plan->widen ? plan->name[op] : plan->kernel[op]->name;
 }
 
 size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,

@@ -85,6 +85,8 @@ typedef struct simdpool_quant {
   int32_t y_min, y_max;
 } simdpool_quant;
 
+/* The kernel variants. AVX2 runs on CPUs with AVX2, FMA and F16C (every
+ * AVX2 CPU made so far); AVX512 needs AVX-512 F, BW, DQ and VL. */
 typedef enum {
   SIMDPOOL_ISA_AUTO,
   SIMDPOOL_ISA_SCALAR,

@@ -315,4 +315,24 @@ typedef struct sp_divide_entry {
 extern const sp_divide_entry sp_divide_table[];
 extern const size_t sp_divide_table_size;
 
+/* bf16/f16 <-> f32 over n elements with one ISA's vector layer
+ * (kernels/tmpl/convert.c), bit for bit kernels/dtype.h's conversions:
+ * widen exactly; narrow once with round to nearest even and the canonical
+ * NaN, or with keep MAX's narrowing (a NaN keeps its payload). t is BF16
+ * or F16. */
+typedef void (*sp_widen_fn)(simdpool_dtype t, const uint16_t *src, float *dst,
+                            size_t n);
+typedef void (*sp_narrow_fn)(simdpool_dtype t, int keep, const float *src,
+                             uint16_t *dst, size_t n);
+
+typedef struct sp_convert_entry {
+  simdpool_isa isa;
+  sp_widen_fn widen;
+  sp_narrow_fn narrow;
+} sp_convert_entry;
+
+/* One entry per SIMD ISA built (dispatch/registry.c). */
+extern const sp_convert_entry sp_convert_table[];
+extern const size_t sp_convert_table_size;
+
 #endif /* SIMDPOOL_KERNEL_H */

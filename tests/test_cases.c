@@ -2639,12 +2639,13 @@ START_TEST(test_desc_abi) {
 END_TEST
 
 /* The element type's rules at plan creation (docs/semantics.md#element-types).
- * Every dtype is checked by every rule and then, in this version, refused
- * for its missing kernels; quant is read only by S8/U8 AVG plans; the
- * largest window that bounds the multiplier, by hand: adaptive 5 -> 3 has
- * windows [0,2) [1,4) [3,5) (3 taps), 10 -> 4 [0,3) [2,5) [5,8) [7,10) (3),
- * 14 -> 7 two each, 3 -> 5 at most 2; so 3D adaptive 5x10x3 -> 3x4x5 has
- * at most 3*3*2 = 18 taps, shown by a multiplier that underflows. */
+ * Every dtype is checked by every rule (S8 and U8, which only the scalar
+ * reference computes, are refused on a forced SIMD ISA); quant is read only by
+ * S8/U8 AVG plans; the largest window that bounds the multiplier, by hand:
+ * adaptive 5 -> 3 has windows [0,2) [1,4) [3,5) (3 taps), 10 -> 4 [0,3) [2,5)
+ * [5,8) [7,10) (3), 14 -> 7 two each, 3 -> 5 at most 2; so 3D adaptive 5x10x3
+ * -> 3x4x5 has at most 3*3*2 = 18 taps, shown by a multiplier that underflows.
+ */
 START_TEST(test_dtype_rules) {
   simdpool_desc base; /* BMAX with desc_init's neutral quantization */
   simdpool_desc_init(&base, SIMDPOOL_MAX, SIMDPOOL_NCHW, 1, 1, 4, 4, 2, 2);
@@ -2654,12 +2655,14 @@ START_TEST(test_dtype_rules) {
     const simdpool_dtype dt = types[t];
     const int integer = dt == SIMDPOOL_S8 || dt == SIMDPOOL_U8;
     EXPECT_CREATE(base, d.dtype = dt, OK_, NULL, NULL);
-    /* Only the scalar reference computes these element types so far: a
-     * forced SIMD ISA is refused, by name. */
+    /* bf16 and f16 run on every ISA (their f32 kernels on widened
+     * copies); only the scalar reference computes S8 and U8 so far: a
+     * forced SIMD ISA is refused for them, by name. */
     for (int isa = SIMDPOOL_ISA_SSE41; isa <= SIMDPOOL_ISA_NEON; isa++)
       if (simdpool_isa_supported((simdpool_isa)isa))
-        EXPECT_CREATE(base, (d.dtype = dt, d.isa = (simdpool_isa)isa), UNS,
-                      "dtype", "only isa=scalar");
+        EXPECT_CREATE(base, (d.dtype = dt, d.isa = (simdpool_isa)isa),
+                      integer ? UNS : OK_, integer ? "dtype" : NULL,
+                      integer ? "only isa=scalar" : NULL);
     /* The shape rules come first. */
     EXPECT_CREATE(base, (d.dtype = dt, d.h = 1), INV, NULL, "output height");
     /* quant is ignored by MAX (and by every float dtype) */

@@ -12,14 +12,62 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "internal.h"
 #include "model.h"
 #include "test_random.h"
 
 static double scale = 1.0;
 
+/* ------------------------------------------------ the SIMD conversions
+ * Each ISA's (sp_convert_table: the vector layer's 16-bit loads and
+ * stores, kernels/tmpl/convert.c) against the scalar ones above, which
+ * this test proves against the model: every f32 pattern check_narrow sees
+ * also goes through a batch that every ISA this CPU runs narrows (both
+ * types, both narrowings); the batch's odd length puts values in every
+ * lane and through the scalar tails. */
+enum { BATCH = 1021 };
+static uint32_t batch[BATCH];
+static size_t batched;
+static long simd_checked;
+
+static long flush_batch(void) {
+  long bad = 0;
+  float f[BATCH];
+  memcpy(f, batch, batched * sizeof f[0]);
+  for (size_t e = 0; e < sp_convert_table_size; e++) {
+    const sp_convert_entry *cv = &sp_convert_table[e];
+    if (!sp_cpu_runs(cv->isa))
+      continue;
+    for (int keep = 0; keep < 2; keep++) {
+      uint16_t b[BATCH], h[BATCH];
+      cv->narrow(SIMDPOOL_BF16, keep, f, b, batched);
+      cv->narrow(SIMDPOOL_F16, keep, f, h, batched);
+      for (size_t i = 0; i < batched; i++) {
+        const uint32_t u = batch[i];
+        const uint16_t wb = keep ? sp_bf16_keep_bits(u) : sp_bf16_round_bits(u);
+        const uint16_t wh = keep ? sp_f16_keep_bits(u) : sp_f16_round_bits(u);
+        if (b[i] != wb && bad++ < 5)
+          printf("%s bf16%s(0x%08" PRIx32 ") lane %zu: 0x%04x, scalar 0x%04x\n",
+                 simdpool_isa_name(cv->isa), keep ? " keep" : "", u, i, b[i],
+                 wb);
+        if (h[i] != wh && bad++ < 5)
+          printf("%s f16%s(0x%08" PRIx32 ") lane %zu: 0x%04x, scalar 0x%04x\n",
+                 simdpool_isa_name(cv->isa), keep ? " keep" : "", u, i, h[i],
+                 wh);
+      }
+      simd_checked += (long)batched;
+    }
+  }
+  batched = 0;
+  return bad;
+}
+
 /* Checks both narrowings of the f32 pattern u; returns the failures. */
 static long check_narrow(uint32_t u) {
   long bad = 0;
+  batch[batched++] = u;
+  if (batched == BATCH)
+    bad += flush_batch();
   for (int keep = 0; keep < 2; keep++) {
     const uint16_t lb = keep ? sp_bf16_keep_bits(u) : sp_bf16_round_bits(u);
     const uint16_t mb = model_f32_to_bf16(u, keep);
@@ -54,6 +102,43 @@ START_TEST(widen_every_pattern) {
     ck_assert_uint_eq(sp_f16_round_bits(f), fnan ? 0x7e00u : h);
     ck_assert_int_eq(check_narrow(b) + check_narrow(f), 0);
   }
+  ck_assert_int_eq(flush_batch(), 0);
+}
+END_TEST
+
+/* Every ISA's widening of every pattern, whole vectors and tails (from
+ * offsets 0 and 1), against the scalar one. */
+START_TEST(simd_widen_every_pattern) {
+  static uint16_t h[0x10000];
+  static float f[0x10000];
+  for (uint32_t i = 0; i < 0x10000u; i++)
+    h[i] = (uint16_t)i;
+  size_t runs = 0;
+  for (size_t e = 0; e < sp_convert_table_size; e++) {
+    const sp_convert_entry *cv = &sp_convert_table[e];
+    if (!sp_cpu_runs(cv->isa))
+      continue;
+    for (int t = 0; t < 2; t++) {
+      const simdpool_dtype dt = t ? SIMDPOOL_F16 : SIMDPOOL_BF16;
+      for (size_t off = 0; off < 2; off++) {
+        memset(f, 0, sizeof f);
+        cv->widen(dt, h + off, f + off, 0x10000u - off);
+        for (uint32_t i = (uint32_t)off; i < 0x10000u; i++) {
+          uint32_t got;
+          memcpy(&got, &f[i], sizeof got);
+          const uint32_t want = t ? sp_f16_widen_bits((uint16_t)i)
+                                  : sp_bf16_widen_bits((uint16_t)i);
+          ck_assert_msg(got == want, "%s %s widen 0x%04x: 0x%08x, want 0x%08x",
+                        simdpool_isa_name(cv->isa), t ? "f16" : "bf16", i, got,
+                        want);
+        }
+        runs++;
+      }
+    }
+  }
+  printf("test_dtype: SIMD widening, %zu runs of every pattern (%zu ISAs "
+         "built)\n",
+         runs, sp_convert_table_size);
 }
 END_TEST
 
@@ -76,6 +161,7 @@ START_TEST(narrow_binades) {
         const uint32_t u = exps[e] << 23 | m;
         bad += check_narrow(u) + check_narrow(u | 0x80000000u);
       }
+  bad += flush_batch();
   ck_assert_int_eq(bad, 0);
 }
 END_TEST
@@ -99,6 +185,7 @@ START_TEST(narrow_ties) {
       const uint32_t u = e << 23 | kept << 16 | 0x8000u;
       bad += check_narrow(u) + check_narrow(u - 1) + check_narrow(u + 1);
     }
+  bad += flush_batch();
   ck_assert_int_eq(bad, 0);
 }
 END_TEST
@@ -108,6 +195,7 @@ START_TEST(narrow_random) {
   const long count = (long)(scale * (1 << 21));
   for (long i = 0; i < count; i++)
     bad += check_narrow((uint32_t)rnd());
+  bad += flush_batch();
   ck_assert_int_eq(bad, 0);
 }
 END_TEST
@@ -173,9 +261,14 @@ int main(void) {
   tcase_add_test(tc, narrow_ties);
   tcase_add_test(tc, narrow_binades);
   tcase_add_test(tc, narrow_random);
+  tcase_add_test(tc, simd_widen_every_pattern);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
+  srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
+  printf("test_dtype: %ld narrowings checked on the SIMD ISAs this CPU "
+         "runs\n",
+         simd_checked);
   const int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed ? 1 : 0;

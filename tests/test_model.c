@@ -1898,13 +1898,14 @@ static void check_inputs_intact(const config *cf, const expected *e,
 }
 
 /* The ISA a plan of d (accepted by the model) must run: the one forced, or
- * for AUTO the best this build and CPU run (g_auto_isa); for a dtype other
- * than F32, which only the scalar reference computes in this version,
- * scalar. */
+ * for AUTO the best this build and CPU run (g_auto_isa); for S8 and U8,
+ * which only the scalar reference computes in this version, scalar. */
 static simdpool_isa expected_isa(const simdpool_desc *desc) {
   if (desc->isa != SIMDPOOL_ISA_AUTO)
     return desc->isa;
-  return desc->dtype != SIMDPOOL_F32 ? SIMDPOOL_ISA_SCALAR : g_auto_isa;
+  return desc->dtype == SIMDPOOL_S8 || desc->dtype == SIMDPOOL_U8
+             ? SIMDPOOL_ISA_SCALAR
+             : g_auto_isa;
 }
 
 /* The 2-thread pool the parallel unpooling calls run on (made by sweep()
@@ -3119,6 +3120,12 @@ START_TEST(test_dtype_sweep) {
    * configurations; natively g_target (2000) each. */
   const size_t target = g_scale < 1.0 ? (g_target + 3) / 4 : g_target;
   const size_t max_attempts = target * 8 + 2000;
+  simdpool_isa isas[NUM_ISAS];
+  size_t n_isas = 0;
+  for (size_t i = 0; i < NUM_ISAS; i++)
+    if (g_isas[i] == SIMDPOOL_ISA_AUTO ? g_auto_status == SIMDPOOL_OK
+                                       : simdpool_isa_supported(g_isas[i]))
+      isas[n_isas++] = g_isas[i];
   for (k = 0; accepted < target && k < max_attempts && failures < 3; k++) {
     const rank_kind rk = (rank_kind)(k % RANK_COUNT);
     if (!rank_has_op(rk, op))
@@ -3137,6 +3144,10 @@ START_TEST(test_dtype_sweep) {
     draw_rank_desc(&r, op, layout, rk, &cf);
     cf.d.dtype = t;
     cf.d.isa = SIMDPOOL_ISA_AUTO;
+    /* bf16 and f16 run on every ISA: AUTO and each one this CPU runs take
+     * turns (ranks turn fastest). */
+    if ((t == SIMDPOOL_BF16 || t == SIMDPOOL_F16) && n_isas > 1)
+      cf.d.isa = cf.isa = isas[k / RANK_COUNT % n_isas];
     if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
       cf.d.clamp = 0;
       if (cf.d.method == SIMDPOOL_AVG)

@@ -243,4 +243,68 @@ static inline void vi_store_u8(uint8_t *p, vi v) {
   memcpy(p, t, SP_VL);
 }
 
+/* ------------------------------------------------ 16-bit float elements
+ * Loads that widen bf16/f16 to f32 and stores that narrow once, bit for
+ * bit the scalar conversions of kernels/dtype.h (tests/test_dtype.c):
+ * widening is exact and keeps every NaN's payload (a signalling NaN stays
+ * signalling); _store_ rounds to nearest even with the canonical NaN,
+ * _store_*_keep is MAX's narrowing (a NaN keeps its payload). SP_VL
+ * elements at p, unaligned. */
+static inline vf vf_load_bf16(const uint16_t *p) {
+  return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+/* FCVTL (exact for numbers) quietens a signalling NaN: NaN lanes are
+ * rebuilt from their bits, sign | 0x7f800000 | payload << 13. */
+static inline vf vf_load_f16(const uint16_t *p) {
+  const uint16x4_t h = vld1_u16(p);
+  const uint32x4_t u = vmovl_u16(h);
+  const uint32x4_t a = vandq_u32(u, vdupq_n_u32(0x7fff));
+  const uint32x4_t bits =
+      vorrq_u32(vandq_u32(vshlq_n_u32(u, 16), vdupq_n_u32(0x80000000u)),
+                vorrq_u32(vshlq_n_u32(a, 13), vdupq_n_u32(0x70000000u)));
+  return vbslq_f32(vcgtq_u32(a, vdupq_n_u32(0x7c00)),
+                   vreinterpretq_f32_u32(bits),
+                   vcvt_f32_f16(vreinterpret_f16_u16(h)));
+}
+/* The NaN lanes of v, narrowed to 16-bit lanes. */
+static inline uint16x4_t sp_neon_nan16(vf v) {
+  return vmovn_u32(vmvnq_u32(vceqq_f32(v, v)));
+}
+static inline uint16x4_t sp_neon_bf16_rne(uint32x4_t u) {
+  const uint32x4_t odd = vandq_u32(vshrq_n_u32(u, 16), vdupq_n_u32(1));
+  return vshrn_n_u32(vaddq_u32(vaddq_u32(u, vdupq_n_u32(0x7fff)), odd), 16);
+}
+static inline void vf_store_bf16(uint16_t *p, vf v) {
+  vst1_u16(p, vbsl_u16(sp_neon_nan16(v), vdup_n_u16(0x7fc0),
+                       sp_neon_bf16_rne(vreinterpretq_u32_f32(v))));
+}
+/* A NaN keeps its upper 16 bits, unless its payload lies only in the
+ * lower ones: then the canonical NaN. */
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  const uint32x4_t u = vreinterpretq_u32_f32(v);
+  const uint16x4_t hi = vshrn_n_u32(u, 16);
+  const uint16x4_t nan = sp_neon_nan16(v);
+  const uint16x4_t nan_r =
+      vbsl_u16(vtst_u16(hi, vdup_n_u16(0x7f)), hi, vdup_n_u16(0x7fc0));
+  vst1_u16(p, vbsl_u16(nan, nan_r, sp_neon_bf16_rne(u)));
+}
+/* FCVTN rounds as FPCR says: to nearest even, with gradual underflow, in
+ * the default environment the kernels run in; NaN lanes are set apart. */
+static inline void vf_store_f16(uint16_t *p, vf v) {
+  vst1_u16(p, vbsl_u16(sp_neon_nan16(v), vdup_n_u16(0x7e00),
+                       vreinterpret_u16_f16(vcvt_f16_f32(v))));
+}
+static inline void vf_store_f16_keep(uint16_t *p, vf v) {
+  const uint32x4_t u = vreinterpretq_u32_f32(v);
+  const uint16x4_t pay =
+      vmovn_u32(vandq_u32(vshrq_n_u32(u, 13), vdupq_n_u32(0x3ff)));
+  const uint16x4_t kept =
+      vorr_u16(vand_u16(vshrn_n_u32(u, 16), vdup_n_u16(0x8000)),
+               vorr_u16(pay, vdup_n_u16(0x7c00)));
+  const uint16x4_t nan_r =
+      vbsl_u16(vtst_u16(pay, pay), kept, vdup_n_u16(0x7e00));
+  vst1_u16(p, vbsl_u16(sp_neon_nan16(v), nan_r,
+                       vreinterpret_u16_f16(vcvt_f16_f32(v))));
+}
+
 #endif /* SIMDPOOL_VEC_NEON_H */

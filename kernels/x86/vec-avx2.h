@@ -248,4 +248,91 @@ static inline void vi_store_u8(uint8_t *p, vi v) {
   memcpy(p + 4, &hi, 4);
 }
 
+/* ------------------------------------------------ 16-bit float elements
+ * Loads that widen bf16/f16 to f32 and stores that narrow once, bit for
+ * bit the scalar conversions of kernels/dtype.h (tests/test_dtype.c):
+ * widening is exact and keeps every NaN's payload (a signalling NaN stays
+ * signalling); _store_ rounds to nearest even with the canonical NaN,
+ * _store_*_keep is MAX's narrowing (a NaN keeps its payload). SP_VL
+ * elements at p, unaligned. */
+static inline vf vf_load_bf16(const uint16_t *p) {
+  const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+}
+/* F16C's conversion (exact for numbers; dispatch runs AVX2 only where the
+ * CPU has F16C) quietens a signalling NaN: NaN lanes are rebuilt from
+ * their bits, sign | 0x7f800000 | payload << 13. */
+static inline vf vf_load_f16(const uint16_t *p) {
+  const __m128i h = _mm_loadu_si128((const __m128i *)p);
+  const __m256i u = _mm256_cvtepu16_epi32(h);
+  const __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fff));
+  const __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7c00));
+  const __m256i bits = _mm256_or_si256(
+      _mm256_and_si256(_mm256_slli_epi32(u, 16),
+                       _mm256_set1_epi32((int)0x80000000u)),
+      _mm256_or_si256(_mm256_slli_epi32(a, 13), _mm256_set1_epi32(0x70000000)));
+  return _mm256_blendv_ps(_mm256_cvtph_ps(h), _mm256_castsi256_ps(bits),
+                          _mm256_castsi256_ps(nan));
+}
+/* Eight lanes of at most 0xffff as eight uint16. */
+static inline void sp_avx2_store16(uint16_t *p, __m256i r) {
+  _mm_storeu_si128((__m128i *)p,
+                   _mm_packus_epi32(_mm256_castsi256_si128(r),
+                                    _mm256_extracti128_si256(r, 1)));
+}
+/* bf16 bits (in the low half of each lane) of u rounded to nearest even;
+ * NaN lanes are left to the callers. */
+static inline __m256i sp_avx2_bf16_rne(__m256i u) {
+  const __m256i odd =
+      _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  return _mm256_srli_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd),
+      16);
+}
+static inline __m256i sp_avx2_nan(vf v) {
+  return _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+static inline void vf_store_bf16(uint16_t *p, vf v) {
+  sp_avx2_store16(
+      p, _mm256_blendv_epi8(sp_avx2_bf16_rne(_mm256_castps_si256(v)),
+                            _mm256_set1_epi32(0x7fc0), sp_avx2_nan(v)));
+}
+/* A NaN keeps its upper 16 bits, unless its payload lies only in the
+ * lower ones: then the canonical NaN. */
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i hi = _mm256_srli_epi32(u, 16);
+  const __m256i nan = sp_avx2_nan(v);
+  const __m256i none = _mm256_cmpeq_epi32(
+      _mm256_and_si256(hi, _mm256_set1_epi32(0x7f)), _mm256_setzero_si256());
+  const __m256i r = _mm256_blendv_epi8(
+      sp_avx2_bf16_rne(u),
+      _mm256_blendv_epi8(hi, _mm256_set1_epi32(0x7fc0), none), nan);
+  sp_avx2_store16(p, r);
+}
+/* VCVTPS2PH with round to nearest even is IEEE's narrowing (gradual
+ * underflow, overflow to inf, whatever MXCSR says); NaN lanes are set
+ * apart. */
+static inline void vf_store_f16(uint16_t *p, vf v) {
+  const __m256i h =
+      _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  sp_avx2_store16(
+      p, _mm256_blendv_epi8(h, _mm256_set1_epi32(0x7e00), sp_avx2_nan(v)));
+}
+static inline void vf_store_f16_keep(uint16_t *p, vf v) {
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i pay =
+      _mm256_and_si256(_mm256_srli_epi32(u, 13), _mm256_set1_epi32(0x3ff));
+  const __m256i kept = _mm256_or_si256(
+      _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)),
+      _mm256_or_si256(pay, _mm256_set1_epi32(0x7c00)));
+  const __m256i none = _mm256_cmpeq_epi32(pay, _mm256_setzero_si256());
+  const __m256i h =
+      _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  sp_avx2_store16(
+      p, _mm256_blendv_epi8(
+             h, _mm256_blendv_epi8(kept, _mm256_set1_epi32(0x7e00), none),
+             sp_avx2_nan(v)));
+}
+
 #endif /* SIMDPOOL_VEC_AVX2_H */

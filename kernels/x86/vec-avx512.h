@@ -260,4 +260,85 @@ static inline vi vi_load_u8_n(const uint8_t *p, size_t n) {
   return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(sp_avx512_first_n(n), p));
 }
 
+/* ------------------------------------------------ 16-bit float elements
+ * Loads that widen bf16/f16 to f32 and stores that narrow once, bit for
+ * bit the scalar conversions of kernels/dtype.h (tests/test_dtype.c):
+ * widening is exact and keeps every NaN's payload (a signalling NaN stays
+ * signalling); _store_ rounds to nearest even with the canonical NaN,
+ * _store_*_keep is MAX's narrowing (a NaN keeps its payload). Sixteen
+ * elements at p, unaligned. */
+static inline vf vf_load_bf16(const uint16_t *p) {
+  const __m512i u =
+      _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+}
+/* F16C's conversion (exact for numbers) quietens a signalling NaN: NaN
+ * lanes are rebuilt from their bits, sign | 0x7f800000 | payload << 13. */
+static inline vf vf_load_f16(const uint16_t *p) {
+  const __m256i h = _mm256_loadu_si256((const __m256i *)p);
+  const __m512i u = _mm512_cvtepu16_epi32(h);
+  const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7fff));
+  const __mmask16 nan = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x7c00));
+  const __m512i bits = _mm512_or_si512(
+      _mm512_and_si512(_mm512_slli_epi32(u, 16),
+                       _mm512_set1_epi32((int)0x80000000u)),
+      _mm512_or_si512(_mm512_slli_epi32(a, 13), _mm512_set1_epi32(0x70000000)));
+  return _mm512_mask_blend_ps(nan, _mm512_cvtph_ps(h),
+                              _mm512_castsi512_ps(bits));
+}
+/* bf16 bits (in the low half of each lane) of v rounded to nearest even;
+ * NaN lanes are left to the callers. */
+static inline __m512i sp_avx512_bf16_rne(__m512i u) {
+  const __m512i odd =
+      _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  return _mm512_srli_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd),
+      16);
+}
+static inline void vf_store_bf16(uint16_t *p, vf v) {
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  const __m512i r =
+      _mm512_mask_mov_epi32(sp_avx512_bf16_rne(_mm512_castps_si512(v)), nan,
+                            _mm512_set1_epi32(0x7fc0));
+  _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
+}
+/* A NaN keeps its upper 16 bits, unless its payload lies only in the
+ * lower ones: then the canonical NaN. */
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i hi = _mm512_srli_epi32(u, 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  const __mmask16 pay =
+      _mm512_mask_test_epi32_mask(nan, hi, _mm512_set1_epi32(0x7f));
+  __m512i r = _mm512_mask_mov_epi32(sp_avx512_bf16_rne(u), nan,
+                                    _mm512_set1_epi32(0x7fc0));
+  r = _mm512_mask_mov_epi32(r, pay, hi);
+  _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
+}
+/* VCVTPS2PH with round to nearest even is IEEE's narrowing (gradual
+ * underflow, overflow to inf, whatever MXCSR says); NaN lanes are set
+ * apart. */
+static inline void vf_store_f16(uint16_t *p, vf v) {
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  const __m256i h =
+      _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  _mm256_storeu_si256(
+      (__m256i *)p, _mm256_mask_blend_epi16(nan, h, _mm256_set1_epi16(0x7e00)));
+}
+static inline void vf_store_f16_keep(uint16_t *p, vf v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  const __m512i pay =
+      _mm512_and_si512(_mm512_srli_epi32(u, 13), _mm512_set1_epi32(0x3ff));
+  const __mmask16 keep = _mm512_mask_test_epi32_mask(nan, pay, pay);
+  const __m512i kept = _mm512_or_si512(
+      _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x8000)),
+      _mm512_or_si512(pay, _mm512_set1_epi32(0x7c00)));
+  __m512i r = _mm512_cvtepu16_epi32(
+      _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0x7e00));
+  r = _mm512_mask_mov_epi32(r, keep, kept);
+  _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
+}
+
 #endif /* SIMDPOOL_VEC_AVX512_H */

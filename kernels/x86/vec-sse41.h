@@ -214,4 +214,103 @@ static inline void vi_store_u8(uint8_t *p, vi v) {
   memcpy(p, &t, sizeof t);
 }
 
+/* ------------------------------------------------ 16-bit float elements
+ * Loads that widen bf16/f16 to f32 and stores that narrow once, bit for
+ * bit the scalar conversions of kernels/dtype.h (tests/test_dtype.c):
+ * widening is exact and keeps every NaN's payload (a signalling NaN stays
+ * signalling); _store_ rounds to nearest even with the canonical NaN,
+ * _store_*_keep is MAX's narrowing (a NaN keeps its payload). SP_VL
+ * elements at p, unaligned. */
+static inline vf vf_load_bf16(const uint16_t *p) {
+  const __m128i u = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)p));
+  return _mm_castsi128_ps(_mm_slli_epi32(u, 16));
+}
+/* SSE4.1 has no F16C. The magnitude's bits moved to f32's places and
+ * scaled by 2^112 is the value exactly, normal or subnormal (the kernels
+ * run without DAZ); inf and NaN lanes are rebuilt from their bits. */
+static inline vf vf_load_f16(const uint16_t *p) {
+  const __m128i u = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)p));
+  const __m128i a = _mm_and_si128(u, _mm_set1_epi32(0x7fff));
+  const __m128i sign =
+      _mm_and_si128(_mm_slli_epi32(u, 16), _mm_set1_epi32((int)0x80000000u));
+  const __m128i num = _mm_castps_si128(_mm_mul_ps(
+      _mm_castsi128_ps(_mm_slli_epi32(a, 13)), _mm_set1_ps(0x1p112f)));
+  const __m128i special =
+      _mm_or_si128(_mm_slli_epi32(a, 13), _mm_set1_epi32(0x70000000));
+  return _mm_castsi128_ps(_mm_or_si128(
+      sign, _mm_blendv_epi8(num, special,
+                            _mm_cmpgt_epi32(a, _mm_set1_epi32(0x7bff)))));
+}
+/* Four lanes of at most 0xffff as four uint16. */
+static inline void sp_sse41_store16(uint16_t *p, __m128i r) {
+  _mm_storel_epi64((__m128i *)p, _mm_packus_epi32(r, r));
+}
+static inline __m128i sp_sse41_bf16_rne(__m128i u) {
+  const __m128i odd = _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1));
+  return _mm_srli_epi32(
+      _mm_add_epi32(_mm_add_epi32(u, _mm_set1_epi32(0x7fff)), odd), 16);
+}
+static inline __m128i sp_sse41_nan(vf v) {
+  return _mm_castps_si128(_mm_cmpunord_ps(v, v));
+}
+static inline void vf_store_bf16(uint16_t *p, vf v) {
+  sp_sse41_store16(p, _mm_blendv_epi8(sp_sse41_bf16_rne(_mm_castps_si128(v)),
+                                      _mm_set1_epi32(0x7fc0), sp_sse41_nan(v)));
+}
+/* A NaN keeps its upper 16 bits, unless its payload lies only in the
+ * lower ones: then the canonical NaN. */
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  const __m128i u = _mm_castps_si128(v);
+  const __m128i hi = _mm_srli_epi32(u, 16);
+  const __m128i none = _mm_cmpeq_epi32(_mm_and_si128(hi, _mm_set1_epi32(0x7f)),
+                                       _mm_setzero_si128());
+  sp_sse41_store16(
+      p, _mm_blendv_epi8(sp_sse41_bf16_rne(u),
+                         _mm_blendv_epi8(hi, _mm_set1_epi32(0x7fc0), none),
+                         sp_sse41_nan(v)));
+}
+/* f16 bits of v rounded to nearest even, in 32-bit lanes; NaN lanes are
+ * left to the callers. Adding M = 2^(max(e, -14) + 13), e the exponent of
+ * |v|, rounds |v| (below 2^(e+1), so the sum stays in M's binade) to a
+ * multiple of ulp(M) = 2^(max(e, -14) - 10), f16's spacing there, with the
+ * FPU's round to nearest even; subtracting M back is exact. The rounded
+ * value is then encoded: rebias its bits (normal, or rounded up to
+ * 2^-14), or count units of 2^-24 (subnormal). From 65520 (and inf) on:
+ * inf. */
+static inline __m128i sp_sse41_f16_rne(vf v) {
+  const __m128i u = _mm_castps_si128(v);
+  const __m128i a = _mm_and_si128(u, _mm_set1_epi32(0x7fffffff));
+  const __m128i e = _mm_max_epi32(_mm_srli_epi32(a, 23), _mm_set1_epi32(113));
+  const __m128 m = _mm_castsi128_ps(
+      _mm_slli_epi32(_mm_add_epi32(e, _mm_set1_epi32(13)), 23));
+  const __m128 r = _mm_sub_ps(_mm_add_ps(_mm_castsi128_ps(a), m), m);
+  const __m128i rb = _mm_castps_si128(r);
+  const __m128i normal =
+      _mm_srli_epi32(_mm_sub_epi32(rb, _mm_set1_epi32(0x38000000)), 13);
+  const __m128i tiny = _mm_cvttps_epi32(_mm_mul_ps(r, _mm_set1_ps(0x1p24f)));
+  __m128i h = _mm_blendv_epi8(tiny, normal,
+                              _mm_cmpgt_epi32(rb, _mm_set1_epi32(0x387fffff)));
+  h = _mm_blendv_epi8(h, _mm_set1_epi32(0x7c00),
+                      _mm_cmpgt_epi32(a, _mm_set1_epi32(0x477fefff)));
+  return _mm_or_si128(
+      h, _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(0x8000)));
+}
+static inline void vf_store_f16(uint16_t *p, vf v) {
+  sp_sse41_store16(p, _mm_blendv_epi8(sp_sse41_f16_rne(v),
+                                      _mm_set1_epi32(0x7e00), sp_sse41_nan(v)));
+}
+static inline void vf_store_f16_keep(uint16_t *p, vf v) {
+  const __m128i u = _mm_castps_si128(v);
+  const __m128i pay =
+      _mm_and_si128(_mm_srli_epi32(u, 13), _mm_set1_epi32(0x3ff));
+  const __m128i kept =
+      _mm_or_si128(_mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(0x8000)),
+                   _mm_or_si128(pay, _mm_set1_epi32(0x7c00)));
+  const __m128i none = _mm_cmpeq_epi32(pay, _mm_setzero_si128());
+  sp_sse41_store16(
+      p, _mm_blendv_epi8(sp_sse41_f16_rne(v),
+                         _mm_blendv_epi8(kept, _mm_set1_epi32(0x7e00), none),
+                         sp_sse41_nan(v)));
+}
+
 #endif /* SIMDPOOL_VEC_SSE41_H */

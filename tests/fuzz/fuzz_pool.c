@@ -1192,6 +1192,13 @@ static int mul_fits(size_t a, size_t b, size_t *r) {
   return 1;
 }
 
+/* Is d of a dtype only the scalar reference computes in this version (S8,
+ * U8)? A forced SIMD ISA answers UNSUPPORTED for it, and AUTO picks
+ * scalar. */
+static int scalar_only(const simdpool_desc *d) {
+  return d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8;
+}
+
 /* Does this shape exceed what the SIMD kernels index in int32 lanes (an
  * input plane d*h*w or a window kernel_d*kernel_h*kernel_w above
  * INT32_MAX, as simd_geom_ok in dispatch/plan.c; an adaptive window lies
@@ -1316,7 +1323,7 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
            g_label);
     if (runs && i > 0 && st[i] != st[0] &&
         !(st[0] == SIMDPOOL_OK && st[i] == SIMDPOOL_UNSUPPORTED &&
-          (simd_too_big(desc) || desc->dtype != SIMDPOOL_F32)))
+          (simd_too_big(desc) || scalar_only(desc))))
       fail("plan_create returned %s, scalar %s (last error: %s)",
            status_name(st[i]), status_name(st[0]), simdpool_last_error());
     if (st[i] == SIMDPOOL_OK && simdpool_plan_isa(plans[i]) != all_isas[i])
@@ -1346,13 +1353,13 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
       else if (want >= 0 && !simdpool_isa_supported((simdpool_isa)want))
         expect_status(s, SIMDPOOL_UNSUPPORTED, "plan_create (AUTO)");
       else if (!(s == SIMDPOOL_UNSUPPORTED && want >= 0 &&
-                 (simd_too_big(desc) || (desc->dtype != SIMDPOOL_F32 &&
-                                         want != SIMDPOOL_ISA_SCALAR))))
+                 (simd_too_big(desc) ||
+                  (scalar_only(desc) && want != SIMDPOOL_ISA_SCALAR))))
         expect_status(s, SIMDPOOL_OK, "plan_create (AUTO)");
       if (s == SIMDPOOL_OK) {
         const simdpool_isa got = simdpool_plan_isa(p);
         simdpool_isa best = SIMDPOOL_ISA_SCALAR;
-        for (size_t i = 0; i < NISAS && desc->dtype == SIMDPOOL_F32; i++)
+        for (size_t i = 0; i < NISAS && !scalar_only(desc); i++)
           if (simdpool_isa_supported(all_isas[i]))
             best = all_isas[i];
         if (want >= 0 && got != (simdpool_isa)want)
