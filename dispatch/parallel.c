@@ -172,11 +172,11 @@ typedef struct widen_task {
 } widen_task;
 
 /* Converts a chunk's x-shaped (x_shape) or y-shaped tensor between its
- * storage (16-bit elements, the caller's pixel strides) and the dense f32
- * scratch f (NHWC: c floats a pixel): widen to f32 (to_f32), else narrow
- * (keep: MAX's narrowing). */
+ * storage (elements of its dtype, the caller's pixel strides) and the
+ * dense f32 scratch f (NHWC: c floats a pixel): widen src to f32 (to_f32),
+ * else narrow into dst (keep: MAX's narrowing). */
 static void convert_tensor(const sp_convert_entry *cv, const sp_geom *g,
-                           int x_shape, const void *s16, void *d16, float *f,
+                           int x_shape, const void *src, void *dst, float *f,
                            int to_f32, int keep) {
   const size_t s = x_shape ? g->xs : g->ys;
   const size_t plane = x_shape ? sp_in_plane(g) : sp_out_plane(g);
@@ -185,11 +185,12 @@ static void convert_tensor(const sp_convert_entry *cv, const sp_geom *g,
     runs = g->n * plane;
     run = g->c;
   }
+  const size_t es = sp_dtype_size(g->dtype);
   for (size_t r = 0; r < runs; r++) {
     if (to_f32)
-      cv->widen(g->dtype, (const uint16_t *)s16 + r * s, f + r * run, run);
+      cv->widen(g->dtype, (const char *)src + r * s * es, f + r * run, run);
     else
-      cv->narrow(g->dtype, keep, f + r * run, (uint16_t *)d16 + r * s, run);
+      cv->narrow(g->dtype, keep, f + r * run, (char *)dst + r * s * es, run);
   }
 }
 

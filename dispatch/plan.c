@@ -1085,10 +1085,13 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "kernel_h=%zu, kernel_w=%zu) must have at most INT32_MAX "
                    "elements; isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), sp_in_plane(g), g->kd, g->kh, g->kw);
-  /* bf16 and f16 on a SIMD ISA: its f32 kernels on widened copies. */
+  /* bf16, f16, and S8/U8 MAX on a SIMD ISA: its f32 kernels on widened
+   * copies (every value of these types is an f32; the quantized average
+   * is not an f32 computation). */
+  static const char *const suffix[] = {"f32", "bf16", "f16", "s8", "u8"};
   plan->isa = isa;
-  plan->widen = isa != SIMDPOOL_ISA_SCALAR &&
-                (g->dtype == SIMDPOOL_BF16 || g->dtype == SIMDPOOL_F16);
+  plan->widen = isa != SIMDPOOL_ISA_SCALAR && g->dtype != SIMDPOOL_F32 &&
+                (!sp_dtype_integer(g->dtype) || g->method == SIMDPOOL_MAX);
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = plan->any_index[op] = NULL;
     plan->name[op][0] = '\0';
@@ -1099,17 +1102,15 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
       plan->any_index[op] = sp_plan_kernel(plan, g, (sp_op)op, 1);
     if (plan->widen && plan->kernel[op])
       snprintf(plan->name[op], sizeof plan->name[op], "%s+%s",
-               plan->kernel[op]->name,
-               g->dtype == SIMDPOOL_BF16 ? "bf16" : "f16");
+               plan->kernel[op]->name, suffix[g->dtype]);
     if (!plan->kernel[op] || ((op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) &&
                               !plan->any_index[op]))
       return g->dtype != SIMDPOOL_F32 && isa != SIMDPOOL_ISA_SCALAR
                  ? sp_fail(SIMDPOOL_UNSUPPORTED,
-                           "isa=%s has no dtype=%s kernels yet: in this "
-                           "version only isa=scalar (what AUTO picks for "
-                           "them) computes dtype=%s",
-                           simdpool_isa_name(isa), sp_dtype_name(g->dtype),
-                           sp_dtype_name(g->dtype))
+                           "isa=%s has no dtype=%s AVG kernels yet: in "
+                           "this version only isa=scalar (what AUTO picks "
+                           "for them) computes the quantized average",
+                           simdpool_isa_name(isa), sp_dtype_name(g->dtype))
                  : sp_fail(SIMDPOOL_UNSUPPORTED,
                            "isa=%s has no kernel for %s of this "
                            "method/layout/index type",

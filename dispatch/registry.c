@@ -67,12 +67,13 @@ const sp_divide_entry sp_divide_table[] = {
 const size_t sp_divide_table_size =
     sizeof sp_divide_table / sizeof sp_divide_table[0] - 1;
 
-/* The bf16/f16 conversions of each SIMD ISA built (kernels/tmpl/convert.c). */
+/* The bf16/f16/s8/u8 conversions of each SIMD ISA built
+ * (kernels/tmpl/convert.c). */
 #define SP_CONVERT_DECL(sfx)                                                   \
-  void sp_widen16_##sfx(simdpool_dtype t, const uint16_t *src, float *dst,     \
-                        size_t n);                                             \
-  void sp_narrow16_##sfx(simdpool_dtype t, int keep, const float *src,         \
-                         uint16_t *dst, size_t n);
+  void sp_widen_##sfx(simdpool_dtype t, const void *src, float *dst,           \
+                      size_t n);                                               \
+  void sp_narrow_##sfx(simdpool_dtype t, int keep, const float *src,           \
+                       void *dst, size_t n);
 #if SIMDPOOL_HAVE_SSE41
 SP_CONVERT_DECL(sse41)
 #endif
@@ -89,16 +90,16 @@ SP_CONVERT_DECL(neon)
 
 const sp_convert_entry sp_convert_table[] = {
 #if SIMDPOOL_HAVE_SSE41
-    {SIMDPOOL_ISA_SSE41, sp_widen16_sse41, sp_narrow16_sse41},
+    {SIMDPOOL_ISA_SSE41, sp_widen_sse41, sp_narrow_sse41},
 #endif
 #if SIMDPOOL_HAVE_AVX2
-    {SIMDPOOL_ISA_AVX2, sp_widen16_avx2, sp_narrow16_avx2},
+    {SIMDPOOL_ISA_AVX2, sp_widen_avx2, sp_narrow_avx2},
 #endif
 #if SIMDPOOL_HAVE_AVX512
-    {SIMDPOOL_ISA_AVX512, sp_widen16_avx512, sp_narrow16_avx512},
+    {SIMDPOOL_ISA_AVX512, sp_widen_avx512, sp_narrow_avx512},
 #endif
 #if SIMDPOOL_HAVE_NEON
-    {SIMDPOOL_ISA_NEON, sp_widen16_neon, sp_narrow16_neon},
+    {SIMDPOOL_ISA_NEON, sp_widen_neon, sp_narrow_neon},
 #endif
     {SIMDPOOL_ISA_SCALAR, NULL, NULL}, /* never empty; not an entry */
 };

@@ -315,15 +315,16 @@ typedef struct sp_divide_entry {
 extern const sp_divide_entry sp_divide_table[];
 extern const size_t sp_divide_table_size;
 
-/* bf16/f16 <-> f32 over n elements with one ISA's vector layer
+/* bf16/f16/s8/u8 <-> f32 over n elements with one ISA's vector layer
  * (kernels/tmpl/convert.c), bit for bit kernels/dtype.h's conversions:
  * widen exactly; narrow once with round to nearest even and the canonical
- * NaN, or with keep MAX's narrowing (a NaN keeps its payload). t is BF16
- * or F16. */
-typedef void (*sp_widen_fn)(simdpool_dtype t, const uint16_t *src, float *dst,
+ * NaN, or with keep MAX's narrowing (a NaN keeps its payload); 8-bit
+ * integers narrow from integer-valued floats (keep is ignored). t is not
+ * F32. */
+typedef void (*sp_widen_fn)(simdpool_dtype t, const void *src, float *dst,
                             size_t n);
 typedef void (*sp_narrow_fn)(simdpool_dtype t, int keep, const float *src,
-                             uint16_t *dst, size_t n);
+                             void *dst, size_t n);
 
 typedef struct sp_convert_entry {
   simdpool_isa isa;

@@ -533,11 +533,12 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
     if (!(geo & MODEL_BAD_OUT))
       r |= quant_window_reasons(d, r, out);
   }
-  /* "In this version only the scalar reference computes S8 and U8: a plan
-   * that forces a SIMD ISA is refused (UNSUPPORTED) once every other check
-   * has passed" */
+  /* "In this version only the scalar reference computes the quantized
+   * average: a plan that forces a SIMD ISA for it is refused
+   * (UNSUPPORTED) once every other check has passed" */
   if ((d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) &&
-      d->isa != SIMDPOOL_ISA_AUTO && d->isa != SIMDPOOL_ISA_SCALAR)
+      d->method == SIMDPOOL_AVG && d->isa != SIMDPOOL_ISA_AUTO &&
+      d->isa != SIMDPOOL_ISA_SCALAR)
     r |= MODEL_UNSUP_DTYPE;
   s->reasons = r;
 }

@@ -2639,11 +2639,12 @@ START_TEST(test_desc_abi) {
 END_TEST
 
 /* The element type's rules at plan creation (docs/semantics.md#element-types).
- * Every dtype is checked by every rule (S8 and U8, which only the scalar
- * reference computes, are refused on a forced SIMD ISA); quant is read only by
- * S8/U8 AVG plans; the largest window that bounds the multiplier, by hand:
- * adaptive 5 -> 3 has windows [0,2) [1,4) [3,5) (3 taps), 10 -> 4 [0,3) [2,5)
- * [5,8) [7,10) (3), 14 -> 7 two each, 3 -> 5 at most 2; so 3D adaptive 5x10x3
+ * Every dtype is checked by every rule (the quantized average, which only
+ * the scalar reference computes, is refused on a forced SIMD ISA); quant is
+ * read only by S8/U8 AVG plans; the largest window that bounds the multiplier,
+ * by hand: adaptive 5 -> 3 has windows [0,2) [1,4) [3,5) (3 taps), 10 -> 4
+ * [0,3) [2,5) [5,8) [7,10) (3), 14 -> 7 two each, 3 -> 5 at most 2; so 3D
+ * adaptive 5x10x3
  * -> 3x4x5 has at most 3*3*2 = 18 taps, shown by a multiplier that underflows.
  */
 START_TEST(test_dtype_rules) {
@@ -2655,14 +2656,19 @@ START_TEST(test_dtype_rules) {
     const simdpool_dtype dt = types[t];
     const int integer = dt == SIMDPOOL_S8 || dt == SIMDPOOL_U8;
     EXPECT_CREATE(base, d.dtype = dt, OK_, NULL, NULL);
-    /* bf16 and f16 run on every ISA (their f32 kernels on widened
-     * copies); only the scalar reference computes S8 and U8 so far: a
-     * forced SIMD ISA is refused for them, by name. */
+    /* MAX runs on every ISA (its f32 kernels on widened copies); only the
+     * scalar reference computes the quantized average so far: a forced
+     * SIMD ISA is refused for it, by name. */
     for (int isa = SIMDPOOL_ISA_SSE41; isa <= SIMDPOOL_ISA_NEON; isa++)
-      if (simdpool_isa_supported((simdpool_isa)isa))
-        EXPECT_CREATE(base, (d.dtype = dt, d.isa = (simdpool_isa)isa),
-                      integer ? UNS : OK_, integer ? "dtype" : NULL,
-                      integer ? "only isa=scalar" : NULL);
+      if (simdpool_isa_supported((simdpool_isa)isa)) {
+        EXPECT_CREATE(base, (d.dtype = dt, d.isa = (simdpool_isa)isa), OK_,
+                      NULL, NULL);
+        EXPECT_CREATE(
+            base,
+            (d.dtype = dt, d.isa = (simdpool_isa)isa, d.method = SIMDPOOL_AVG),
+            integer ? UNS : OK_, integer ? "dtype" : NULL,
+            integer ? "only isa=scalar" : NULL);
+      }
     /* The shape rules come first. */
     EXPECT_CREATE(base, (d.dtype = dt, d.h = 1), INV, NULL, "output height");
     /* quant is ignored by MAX (and by every float dtype) */

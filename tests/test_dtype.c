@@ -250,6 +250,47 @@ START_TEST(narrow_by_hand) {
 }
 END_TEST
 
+/* Every ISA's 8-bit conversions: every S8 and U8 value widened to its
+ * float and narrowed back, in runs of every length up to 3 vectors past
+ * 256 values (the tails) from offsets 0 and 1. */
+START_TEST(simd_8bit_every_value) {
+  enum { N = 256 * 3 + 67 };
+  size_t runs = 0;
+  for (size_t e = 0; e < sp_convert_table_size; e++) {
+    const sp_convert_entry *cv = &sp_convert_table[e];
+    if (!sp_cpu_runs(cv->isa))
+      continue;
+    for (int s8 = 0; s8 < 2; s8++) {
+      const simdpool_dtype dt = s8 ? SIMDPOOL_S8 : SIMDPOOL_U8;
+      uint8_t raw[N + 1], back[N + 1];
+      float f[N + 1];
+      for (size_t i = 0; i <= N; i++)
+        raw[i] = (uint8_t)(i * 7 + 3);
+      for (size_t off = 0; off < 2; off++)
+        for (size_t n = 0; n + off <= N; n += n < 80 ? 1 : 61) {
+          memset(f, 0xff, sizeof f);
+          memset(back, 0xa5, sizeof back);
+          cv->widen(dt, raw + off, f + off, n);
+          cv->narrow(dt, 0, f + off, back + off, n);
+          for (size_t i = off; i < off + n; i++) {
+            const float want = s8 ? (float)(int8_t)raw[i] : (float)raw[i];
+            ck_assert_msg(memcmp(&f[i], &want, sizeof want) == 0 &&
+                              back[i] == raw[i],
+                          "%s %s value 0x%02x at %zu of %zu: %g, back 0x%02x",
+                          simdpool_isa_name(cv->isa), s8 ? "s8" : "u8", raw[i],
+                          i, n, (double)f[i], back[i]);
+          }
+          /* Nothing past the run is written. */
+          ck_assert_uint_eq(back[off + n < N ? off + n : N],
+                            off + n < N ? 0xa5 : back[N]);
+          runs++;
+        }
+    }
+  }
+  printf("test_dtype: SIMD 8-bit conversions, %zu runs\n", runs);
+}
+END_TEST
+
 int main(void) {
   scale = test_random_init();
   printf("test_dtype: seed %" PRIu64 ", scale %g\n", seed, scale);
@@ -262,6 +303,7 @@ int main(void) {
   tcase_add_test(tc, narrow_binades);
   tcase_add_test(tc, narrow_random);
   tcase_add_test(tc, simd_widen_every_pattern);
+  tcase_add_test(tc, simd_8bit_every_value);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_set_fork_status(sr, CK_NOFORK);

@@ -1897,15 +1897,20 @@ static void check_inputs_intact(const config *cf, const expected *e,
     fail_config(cf, "%s modified dy", call);
 }
 
+/* Does only the scalar reference compute d's plans in this version (the
+ * quantized average: S8/U8 AVG)? */
+static int scalar_only(const simdpool_desc *d) {
+  return (d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) &&
+         d->method == SIMDPOOL_AVG;
+}
+
 /* The ISA a plan of d (accepted by the model) must run: the one forced, or
- * for AUTO the best this build and CPU run (g_auto_isa); for S8 and U8,
- * which only the scalar reference computes in this version, scalar. */
+ * for AUTO the best this build and CPU run (g_auto_isa); scalar where only
+ * the scalar reference computes it. */
 static simdpool_isa expected_isa(const simdpool_desc *desc) {
   if (desc->isa != SIMDPOOL_ISA_AUTO)
     return desc->isa;
-  return desc->dtype == SIMDPOOL_S8 || desc->dtype == SIMDPOOL_U8
-             ? SIMDPOOL_ISA_SCALAR
-             : g_auto_isa;
+  return scalar_only(desc) ? SIMDPOOL_ISA_SCALAR : g_auto_isa;
 }
 
 /* The 2-thread pool the parallel unpooling calls run on (made by sweep()
@@ -3144,9 +3149,9 @@ START_TEST(test_dtype_sweep) {
     draw_rank_desc(&r, op, layout, rk, &cf);
     cf.d.dtype = t;
     cf.d.isa = SIMDPOOL_ISA_AUTO;
-    /* bf16 and f16 run on every ISA: AUTO and each one this CPU runs take
-     * turns (ranks turn fastest). */
-    if ((t == SIMDPOOL_BF16 || t == SIMDPOOL_F16) && n_isas > 1)
+    /* Every ISA computes these dtypes but the quantized average: AUTO
+     * and each one this CPU runs take turns (ranks turn fastest). */
+    if (!scalar_only(&cf.d) && n_isas > 1)
       cf.d.isa = cf.isa = isas[k / RANK_COUNT % n_isas];
     if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
       cf.d.clamp = 0;

@@ -307,4 +307,25 @@ static inline void vf_store_f16_keep(uint16_t *p, vf v) {
                        vreinterpret_u16_f16(vcvt_f16_f32(v))));
 }
 
+/* ------------------------------------------------ 8-bit integer elements
+ * S8/U8 MAX runs the f32 kernels on exact widenings (every 8-bit integer
+ * is an f32): int32 lanes to floats and back (truncating: the values are
+ * integers), and signed bytes in and out (vi_load_u8/vi_store_u8 above are
+ * the unsigned ones). */
+static inline vf vf_from_vi(vi v) {
+  return vcvtq_f32_s32(v);
+}
+static inline vi vi_from_vf(vf v) {
+  return vcvtq_s32_f32(v);
+}
+static inline vi vi_load_s8(const int8_t *p) {
+  int8_t t[8] = {0};
+  memcpy(t, p, SP_VL);
+  return vmovl_s16(vget_low_s16(vmovl_s8(vld1_s8(t))));
+}
+/* Each lane's low byte (the values are in [-128, 127]). */
+static inline void vi_store_s8(int8_t *p, vi v) {
+  vi_store_u8((uint8_t *)p, v);
+}
+
 #endif /* SIMDPOOL_VEC_NEON_H */

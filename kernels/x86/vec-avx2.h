@@ -335,4 +335,28 @@ static inline void vf_store_f16_keep(uint16_t *p, vf v) {
              sp_avx2_nan(v)));
 }
 
+/* ------------------------------------------------ 8-bit integer elements
+ * S8/U8 MAX runs the f32 kernels on exact widenings (every 8-bit integer
+ * is an f32): int32 lanes to floats and back (truncating: the values are
+ * integers), and signed bytes in and out (vi_load_u8/vi_store_u8 above are
+ * the unsigned ones). */
+static inline vf vf_from_vi(vi v) {
+  return _mm256_cvtepi32_ps(v);
+}
+static inline vi vi_from_vf(vf v) {
+  return _mm256_cvttps_epi32(v);
+}
+static inline vi vi_load_s8(const int8_t *p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+/* Signed saturation: exact for values in [-128, 127]. */
+static inline void vi_store_s8(int8_t *p, vi v) {
+  const __m256i w =
+      _mm256_packs_epi16(_mm256_packs_epi32(v, v), _mm256_setzero_si256());
+  const int32_t lo = _mm_cvtsi128_si32(_mm256_castsi256_si128(w));
+  const int32_t hi = _mm_cvtsi128_si32(_mm256_extracti128_si256(w, 1));
+  memcpy(p, &lo, 4);
+  memcpy(p + 4, &hi, 4);
+}
+
 #endif /* SIMDPOOL_VEC_AVX2_H */

@@ -341,4 +341,22 @@ static inline void vf_store_f16_keep(uint16_t *p, vf v) {
   _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
 }
 
+/* ------------------------------------------------ 8-bit integer elements
+ * S8/U8 MAX runs the f32 kernels on exact widenings (every 8-bit integer
+ * is an f32): int32 lanes to floats and back (truncating: the values are
+ * integers), and signed bytes in and out (vi_load_u8/vi_store_u8 above are
+ * the unsigned ones). */
+static inline vf vf_from_vi(vi v) {
+  return _mm512_cvtepi32_ps(v);
+}
+static inline vi vi_from_vf(vf v) {
+  return _mm512_cvttps_epi32(v);
+}
+static inline vi vi_load_s8(const int8_t *p) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+static inline void vi_store_s8(int8_t *p, vi v) {
+  _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(v));
+}
+
 #endif /* SIMDPOOL_VEC_AVX512_H */

@@ -313,4 +313,27 @@ static inline void vf_store_f16_keep(uint16_t *p, vf v) {
                          sp_sse41_nan(v)));
 }
 
+/* ------------------------------------------------ 8-bit integer elements
+ * S8/U8 MAX runs the f32 kernels on exact widenings (every 8-bit integer
+ * is an f32): int32 lanes to floats and back (truncating: the values are
+ * integers), and signed bytes in and out (vi_load_u8/vi_store_u8 above are
+ * the unsigned ones). */
+static inline vf vf_from_vi(vi v) {
+  return _mm_cvtepi32_ps(v);
+}
+static inline vi vi_from_vf(vf v) {
+  return _mm_cvttps_epi32(v);
+}
+static inline vi vi_load_s8(const int8_t *p) {
+  int32_t t;
+  memcpy(&t, p, sizeof t);
+  return _mm_cvtepi8_epi32(_mm_cvtsi32_si128(t));
+}
+/* Signed saturation: exact for values in [-128, 127]. */
+static inline void vi_store_s8(int8_t *p, vi v) {
+  __m128i b = _mm_packs_epi16(_mm_packs_epi32(v, v), _mm_setzero_si128());
+  int32_t t = _mm_cvtsi128_si32(b);
+  memcpy(p, &t, sizeof t);
+}
+
 #endif /* SIMDPOOL_VEC_SSE41_H */

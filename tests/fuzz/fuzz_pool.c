@@ -1192,11 +1192,12 @@ static int mul_fits(size_t a, size_t b, size_t *r) {
   return 1;
 }
 
-/* Is d of a dtype only the scalar reference computes in this version (S8,
- * U8)? A forced SIMD ISA answers UNSUPPORTED for it, and AUTO picks
- * scalar. */
+/* Does only the scalar reference compute d's plans in this version (the
+ * quantized average: S8/U8 AVG)? A forced SIMD ISA answers UNSUPPORTED
+ * for it, and AUTO picks scalar. */
 static int scalar_only(const simdpool_desc *d) {
-  return d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8;
+  return (d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) &&
+         d->method == SIMDPOOL_AVG;
 }
 
 /* Does this shape exceed what the SIMD kernels index in int32 lanes (an
