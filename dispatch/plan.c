@@ -1086,8 +1086,8 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "elements; isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), sp_in_plane(g), g->kd, g->kh, g->kw);
   /* bf16, f16, and S8/U8 MAX on a SIMD ISA: its f32 kernels on widened
-   * copies (every value of these types is an f32; the quantized average
-   * is not an f32 computation). */
+   * copies (every value of these types is an f32). The quantized average
+   * is not an f32 computation: it has kernels of its own (SP_DT_INT8). */
   static const char *const suffix[] = {"f32", "bf16", "f16", "s8", "u8"};
   plan->isa = isa;
   plan->widen = isa != SIMDPOOL_ISA_SCALAR && g->dtype != SIMDPOOL_F32 &&
@@ -1105,16 +1105,10 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                plan->kernel[op]->name, suffix[g->dtype]);
     if (!plan->kernel[op] || ((op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) &&
                               !plan->any_index[op]))
-      return g->dtype != SIMDPOOL_F32 && isa != SIMDPOOL_ISA_SCALAR
-                 ? sp_fail(SIMDPOOL_UNSUPPORTED,
-                           "isa=%s has no dtype=%s AVG kernels yet: in "
-                           "this version only isa=scalar (what AUTO picks "
-                           "for them) computes the quantized average",
-                           simdpool_isa_name(isa), sp_dtype_name(g->dtype))
-                 : sp_fail(SIMDPOOL_UNSUPPORTED,
-                           "isa=%s has no kernel for %s of this "
-                           "method/layout/index type",
-                           simdpool_isa_name(isa), op_name((sp_op)op));
+      return sp_fail(SIMDPOOL_UNSUPPORTED,
+                     "isa=%s has no kernel for %s of this "
+                     "method/layout/index type",
+                     simdpool_isa_name(isa), op_name((sp_op)op));
   }
   return SIMDPOOL_OK;
 }

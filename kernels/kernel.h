@@ -214,8 +214,8 @@ typedef enum {
 #define SP_DT_F32 SP_DT_BIT(SIMDPOOL_F32)
 #define SP_DT_FLOATS                                                           \
   (SP_DT_BIT(SIMDPOOL_F32) | SP_DT_BIT(SIMDPOOL_BF16) | SP_DT_BIT(SIMDPOOL_F16))
-#define SP_DT_ALL                                                              \
-  (SP_DT_FLOATS | SP_DT_BIT(SIMDPOOL_S8) | SP_DT_BIT(SIMDPOOL_U8))
+#define SP_DT_INT8 (SP_DT_BIT(SIMDPOOL_S8) | SP_DT_BIT(SIMDPOOL_U8))
+#define SP_DT_ALL (SP_DT_FLOATS | SP_DT_INT8)
 
 /* Bit masks of accepted index types. */
 #define SP_IDX_BIT(t) (1u << (unsigned)(t))

@@ -304,6 +304,20 @@ static inline size_t sp_cut_axis(int adaptive, size_t *in, size_t *out,
   return first;
 }
 
+/* The taps of window axis a that lie inside an input of `in` positions:
+ * i in [*i0, *i1) (possibly empty). */
+static inline void sp_win_valid(sp_win a, size_t in, size_t *i0, size_t *i1) {
+  const ptrdiff_t dil = (ptrdiff_t)a.dil, n = (ptrdiff_t)in;
+  ptrdiff_t lo = 0, hi = (ptrdiff_t)a.k;
+  if (a.start < 0)
+    lo = (-a.start + dil - 1) / dil;
+  const ptrdiff_t end = a.start < n ? (n - a.start + dil - 1) / dil : 0;
+  if (end < hi)
+    hi = end;
+  *i0 = (size_t)lo;
+  *i1 = hi > lo ? (size_t)hi : (size_t)lo;
+}
+
 /* Position of tap i of a window axis. */
 static inline ptrdiff_t sp_win_at(sp_win a, size_t i) {
   return a.start + (ptrdiff_t)(i * a.dil);
@@ -469,6 +483,16 @@ static inline float sp_avg_window3(const sp_geom *g, const void *x,
  * m = ratio / divisor (adaptive: kd*kh*kw), clamped to the output range
  * less y_zero_point, rounded half to even (lrintf: kernels run in the
  * default environment), plus y_zero_point. */
+/* m = ratio / divisor of quantized AVG window (od, oy, ox). */
+static inline float sp_qavg_m(const sp_geom *g, size_t od, size_t oy,
+                              size_t ox) {
+  const float divisor = g->adaptive
+                            ? (float)((sp_wide)sp_win_d(g, od).k *
+                                      sp_win_h(g, oy).k * sp_win_w(g, ox).k)
+                            : sp_avg_divisor3(g, od, oy, ox);
+  return g->q_ratio / divisor;
+}
+
 static inline int32_t sp_qavg_window3(const sp_geom *g, const void *x,
                                       simdpool_dtype t, sp_plane px, size_t od,
                                       size_t oy, size_t ox) {
@@ -476,12 +500,7 @@ static inline int32_t sp_qavg_window3(const sp_geom *g, const void *x,
   SP_FOR_EACH_TAP(g, od, oy, ox, flat, tap, {
     acc += (int32_t)sp_elem(x, px.base + flat * px.step, t) - g->q_xzp;
   });
-  const float divisor = g->adaptive
-                            ? (float)((sp_wide)sp_win_d(g, od).k *
-                                      sp_win_h(g, oy).k * sp_win_w(g, ox).k)
-                            : sp_avg_divisor3(g, od, oy, ox);
-  const float m = g->q_ratio / divisor;
-  float v = (float)acc * m;
+  float v = (float)acc * sp_qavg_m(g, od, oy, ox);
   const float lo = (float)(g->q_lo - g->q_yzp),
               hi = (float)(g->q_hi - g->q_yzp);
   v = v < lo ? lo : v > hi ? hi : v;

@@ -533,13 +533,6 @@ void model_resolve(const simdpool_desc *d, model_shape *s) {
     if (!(geo & MODEL_BAD_OUT))
       r |= quant_window_reasons(d, r, out);
   }
-  /* "In this version only the scalar reference computes the quantized
-   * average: a plan that forces a SIMD ISA for it is refused
-   * (UNSUPPORTED) once every other check has passed" */
-  if ((d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) &&
-      d->method == SIMDPOOL_AVG && d->isa != SIMDPOOL_ISA_AUTO &&
-      d->isa != SIMDPOOL_ISA_SCALAR)
-    r |= MODEL_UNSUP_DTYPE;
   s->reasons = r;
 }
 
@@ -554,11 +547,8 @@ simdpool_status model_status(unsigned reasons) {
 int model_status_acceptable(unsigned reasons, simdpool_status got) {
   if (got == model_status(reasons))
     return 1;
-  /* Both kinds of reason: the model does not rank them, except that a
-   * dtype without kernels is refused "once every other check has passed"
-   * (docs/semantics.md#element-types). */
-  if ((reasons & MODEL_INVALID_MASK) &&
-      (reasons & MODEL_UNSUP_MASK & ~(unsigned)MODEL_UNSUP_DTYPE))
+  /* Both kinds of reason: the model does not rank them. */
+  if ((reasons & MODEL_INVALID_MASK) && (reasons & MODEL_UNSUP_MASK))
     return got == SIMDPOOL_UNSUPPORTED;
   return 0;
 }
@@ -586,7 +576,6 @@ const char *model_reason_string(unsigned reasons) {
       {MODEL_UNSUP_I32, "I32 too narrow"},
       {MODEL_UNSUP_U8, "U8 too narrow"},
       {MODEL_UNSUP_INT8, "S8/U8 with LP, clamp or a huge window"},
-      {MODEL_UNSUP_DTYPE, "no kernels for the dtype"},
   };
   size_t i;
   if (reasons == 0)

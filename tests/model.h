@@ -53,10 +53,7 @@ enum {
                                 256, or U8 with adaptive windows */
   /* S8/U8 with LP or with the output clamp, or an S8/U8 AVG window of more
    * than 2^23 taps */
-  MODEL_UNSUP_INT8 = 1 << 18,
-  /* A dtype other than F32 with a forced SIMD ISA: this version computes
-   * the other dtypes with the scalar reference only */
-  MODEL_UNSUP_DTYPE = 1 << 19
+  MODEL_UNSUP_INT8 = 1 << 18
 };
 #define MODEL_INVALID_MASK 0xffffu
 #define MODEL_UNSUP_MASK 0xffff0000u
@@ -81,9 +78,8 @@ void model_resolve(const simdpool_desc *d, model_shape *s);
 
 /* The status implied by a set of reasons: OK when empty, INVALID_ARGUMENT
  * when only invalid reasons are set, UNSUPPORTED when only unsupported ones
- * are. When both kinds are set the contract does not say which wins (but
- * for MODEL_UNSUP_DTYPE, which comes last); this returns INVALID_ARGUMENT
- * and model_status_acceptable() accepts either. */
+ * are. When both kinds are set the contract does not say which wins; this
+ * returns INVALID_ARGUMENT and model_status_acceptable() accepts either. */
 simdpool_status model_status(unsigned reasons);
 int model_status_acceptable(unsigned reasons, simdpool_status got);
 

@@ -687,6 +687,8 @@ START_TEST(kernel_matches_reference) {
   const char *layout = e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc";
   if (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0)
     return;
+  if (!(e->dtype_mask & SP_DT_F32))
+    return; /* kernels of S8/U8 only: int8_kernel_matches_reference */
   if (e->isa == SIMDPOOL_ISA_SCALAR && e->shape == SP_SHAPE_GENERAL &&
       e->layout == SIMDPOOL_NCHW) {
     printf("  ref     %-38s [scalar %s %s %s general]: the reference itself "
@@ -765,6 +767,8 @@ static const big_shape big_shapes[] = {
 };
 
 START_TEST(kernel_matches_reference_big) {
+  if (!(sp_registry[order[_i]].dtype_mask & SP_DT_F32))
+    return; /* int8_kernel_matches_reference */
   const sp_kernel_entry *e = &sp_registry[order[_i]];
   if (isa_brief ||
       (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
@@ -929,8 +933,10 @@ static int configs_fpenv = 30;
 START_TEST(kernel_fpenv) {
   const sp_kernel_entry *e = &sp_registry[order[_i]];
   /* In parts, by family: with a few configurations each, one costly draw
-   * (LP backward, 10 environments) outweighed the rest of a part. */
+   * (LP backward, 10 environments) outweighed the rest of a part. S8/U8
+   * kernels: int8_kernel_matches_reference. */
   if (family_no(e) % parts != part - 1 || isa_brief ||
+      !(e->dtype_mask & SP_DT_F32) ||
       (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
       !sp_cpu_runs(e->isa))
     return;
@@ -970,6 +976,113 @@ START_TEST(kernel_fpenv) {
          "index type(s) = %d checks bit-exact, caller state restored\n",
          e->name, simdpool_isa_name(e->isa), ran, N_CALLER_ENVS, ntypes,
          ran * N_CALLER_ENVS * ntypes);
+  fflush(stdout);
+}
+END_TEST
+
+/* Kernels of S8/U8 only (the quantized average) against the scalar
+ * reference of the same op, on random geometries of their class with
+ * random bytes and random valid quantizations (zero points, scales whose
+ * ratio is not 1, output ranges that clamp), both dtypes, pixel strides in
+ * NHWC, unaligned tensors, guard bands; memcmp of the outputs, under the
+ * default environment and one caller environment with FTZ/DAZ and another
+ * rounding mode set (through dispatch's switch). */
+START_TEST(int8_kernel_matches_reference) {
+  const sp_kernel_entry *e = &sp_registry[order[_i]];
+  if ((e->dtype_mask & SP_DT_F32) || family_no(e) % parts != part - 1 ||
+      (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
+      !sp_cpu_runs(e->isa))
+    return;
+  const sp_kernel_entry *ref = NULL;
+  for (size_t i = 0; i < sp_registry_size && !ref; i++) {
+    const sp_kernel_entry *r = &sp_registry[i];
+    if (r->isa == SIMDPOOL_ISA_SCALAR && r->shape == e->shape &&
+        r->method == e->method && r->layout == e->layout && r->op == e->op &&
+        (r->dtype_mask & e->dtype_mask) == e->dtype_mask)
+      ref = r;
+  }
+  ck_assert_msg(ref != NULL, "no scalar reference for %s", e->name);
+  rng_state = part_seed ^ 0x1e8ull;
+  int ran = 0, drawn = 0, strided = 0;
+  while (ran < configs_per_kernel) {
+    ck_assert_msg(++drawn < configs_per_kernel * 200,
+                  "could not draw geometries for %s", e->name);
+    simdpool_desc d;
+    rnd_desc(&d, e, SIMDPOOL_INDEX_NONE);
+    d.dtype = rnd() % 2 ? SIMDPOOL_S8 : SIMDPOOL_U8;
+    const int s8 = d.dtype == SIMDPOOL_S8;
+    d.clamp = 0;
+    d.quant.x_scale = (float)rnd_range(1, 400) / 64.0f;
+    d.quant.y_scale = (float)rnd_range(1, 400) / 64.0f;
+    d.quant.x_zero_point = (int32_t)rnd_range(0, 255) - (s8 ? 128 : 0);
+    d.quant.y_zero_point = (int32_t)rnd_range(0, 255) - (s8 ? 128 : 0);
+    if (rnd() % 3 == 0) {
+      const int32_t a = (int32_t)rnd_range(0, 255) - (s8 ? 128 : 0);
+      const int32_t b = (int32_t)rnd_range(0, 255) - (s8 ? 128 : 0);
+      d.quant.y_min = a < b ? a : b;
+      d.quant.y_max = a < b ? b : a;
+    }
+    sp_geom g;
+    if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK ||
+        !sp_shape_matches(e->shape, &g))
+      continue;
+    const int nhwc = g.layout == SIMDPOOL_NHWC;
+    if (nhwc && rnd() % 3 == 0) { /* pixel strides */
+      g.xs = g.c + rnd_range(1, 9);
+      g.ys = g.c + rnd_range(0, 9);
+      strided++;
+    }
+    const size_t nx = sp_x_elems(&g), ny = sp_y_elems(&g);
+    const size_t off = rnd_range(0, 3); /* unaligned */
+    buf x = buf_new(nx + off, 1), want = buf_new(ny, 1), got = buf_new(ny, 1);
+    unsigned char *const xb = (unsigned char *)x.data + off;
+    for (size_t i = 0; i < nx; i++)
+      xb[i] = (unsigned char)rnd();
+    memset(want.data, 0x5a, ny);
+    memset(got.data, 0x5a, ny);
+    const sp_io io_ref = {.xv = xb, .yv = want.data};
+    const sp_io io_got = {.xv = xb, .yv = got.data};
+    ref->fn(&g, &io_ref);
+    char geom[320];
+    describe(geom, sizeof geom, &g);
+    for (int k = 0; k < 2; k++) {
+      memset(got.data, 0x5a, ny);
+      if (k == 0 || !TENV_SUPPORTED) {
+        e->fn(&g, &io_got);
+      } else {
+        const tenv env = tenv_decode(caller_envs[rnd() % N_CALLER_ENVS].code);
+        tenv_write(env);
+        sp_call_kernel(e->fn, &g, &io_got);
+        tenv_write(tenv_default());
+      }
+      ck_assert_msg(guards_intact(&got),
+                    "%s wrote outside its output; seed %" PRIu64 "; %s",
+                    e->name, seed, geom);
+      if (memcmp(want.data, got.data, ny) != 0) {
+        size_t i = 0;
+        while (((unsigned char *)want.data)[i] ==
+               ((unsigned char *)got.data)[i])
+          i++;
+        ck_abort_msg(
+            "%s (%s, x_zp %d, y_zp %d, ratio %a): byte %zu is %d, "
+            "the reference %d; seed %" PRIu64 "; %s",
+            e->name, s8 ? "S8" : "U8", (int)g.q_xzp, (int)g.q_yzp,
+            (double)g.q_ratio, i,
+            s8 ? (int)((int8_t *)got.data)[i] : (int)((uint8_t *)got.data)[i],
+            s8 ? (int)((int8_t *)want.data)[i] : (int)((uint8_t *)want.data)[i],
+            seed, geom);
+      }
+    }
+    free(x.mem);
+    free(want.mem);
+    free(got.mem);
+    ran++;
+  }
+  printf("  ran     %-38s [%s S8/U8 %s %s]: %d configurations bit-exact "
+         "(%d with pixel strides), each also under a caller environment\n",
+         e->name, simdpool_isa_name(e->isa),
+         e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", shape_names[e->shape],
+         ran, strided);
   fflush(stdout);
 }
 END_TEST
@@ -1338,6 +1451,8 @@ int main(void) {
   if (part == 1)
     tcase_add_test(tc, fpenv_has_effect);
   tcase_add_loop_test(tc, kernel_fpenv, 0, (int)sp_registry_size);
+  tcase_add_loop_test(tc, int8_kernel_matches_reference, 0,
+                      (int)sp_registry_size);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);
   srunner_run_all(sr, CK_NORMAL);

@@ -1897,20 +1897,11 @@ static void check_inputs_intact(const config *cf, const expected *e,
     fail_config(cf, "%s modified dy", call);
 }
 
-/* Does only the scalar reference compute d's plans in this version (the
- * quantized average: S8/U8 AVG)? */
-static int scalar_only(const simdpool_desc *d) {
-  return (d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) &&
-         d->method == SIMDPOOL_AVG;
-}
-
 /* The ISA a plan of d (accepted by the model) must run: the one forced, or
- * for AUTO the best this build and CPU run (g_auto_isa); scalar where only
- * the scalar reference computes it. */
+ * for AUTO the best this build and CPU run (g_auto_isa); every ISA
+ * computes every dtype. */
 static simdpool_isa expected_isa(const simdpool_desc *desc) {
-  if (desc->isa != SIMDPOOL_ISA_AUTO)
-    return desc->isa;
-  return scalar_only(desc) ? SIMDPOOL_ISA_SCALAR : g_auto_isa;
+  return desc->isa != SIMDPOOL_ISA_AUTO ? desc->isa : g_auto_isa;
 }
 
 /* The 2-thread pool the parallel unpooling calls run on (made by sweep()
@@ -2698,8 +2689,7 @@ START_TEST(test_dtype_by_hand) {
       d.index_type = SIMDPOOL_INDEX_I32;
     model_shape ms;
     model_resolve(&d, &ms);
-    ck_assert_msg(ms.reasons == MODEL_UNSUP_DTYPE || ms.reasons == 0,
-                  "%s: the model rejects it (%s)", t->what,
+    ck_assert_msg(ms.reasons == 0, "%s: the model rejects it (%s)", t->what,
                   model_reason_string(ms.reasons));
     const size_t nin = t->w, nout = ms.out_w;
     unsigned char in[16] = {0}, out[16], want[16] = {0};
@@ -2722,16 +2712,13 @@ START_TEST(test_dtype_by_hand) {
     if (t->method == SIMDPOOL_MAX)
       ck_assert_msg(idx == t->index, "%s: the model's index %d, by hand %d",
                     t->what, (int)idx, (int)t->index);
-    /* The library: every ISA this machine runs, once it takes the dtype. */
+    /* The library: every ISA this machine runs. */
     for (int isa = SIMDPOOL_ISA_SCALAR; isa <= SIMDPOOL_ISA_NEON; isa++) {
       if (!simdpool_isa_supported((simdpool_isa)isa))
         continue;
       d.isa = (simdpool_isa)isa;
       simdpool_plan *plan = NULL;
       const simdpool_status st = simdpool_plan_create(&d, &plan);
-      if (st == SIMDPOOL_UNSUPPORTED &&
-          strstr(simdpool_last_error(), "only isa=scalar"))
-        continue; /* this version: the dtype on the scalar reference only */
       ck_assert_msg(st == SIMDPOOL_OK, "%s: plan_create %d: %s", t->what,
                     (int)st, simdpool_last_error());
       memset(out, 0xa5, sizeof out);
@@ -3149,9 +3136,9 @@ START_TEST(test_dtype_sweep) {
     draw_rank_desc(&r, op, layout, rk, &cf);
     cf.d.dtype = t;
     cf.d.isa = SIMDPOOL_ISA_AUTO;
-    /* Every ISA computes these dtypes but the quantized average: AUTO
-     * and each one this CPU runs take turns (ranks turn fastest). */
-    if (!scalar_only(&cf.d) && n_isas > 1)
+    /* Every ISA computes every dtype: AUTO and each one this CPU runs
+     * take turns (ranks turn fastest). */
+    if (n_isas > 1)
       cf.d.isa = cf.isa = isas[k / RANK_COUNT % n_isas];
     if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
       cf.d.clamp = 0;

@@ -318,6 +318,10 @@ static inline vf vf_from_vi(vi v) {
 static inline vi vi_from_vf(vf v) {
   return vcvtq_s32_f32(v);
 }
+/* Rounded to nearest, ties to even (FCVTNS, whatever FPCR says). */
+static inline vi vi_round(vf v) {
+  return vcvtnq_s32_f32(v);
+}
 static inline vi vi_load_s8(const int8_t *p) {
   int8_t t[8] = {0};
   memcpy(t, p, SP_VL);

@@ -352,6 +352,11 @@ static inline vf vf_from_vi(vi v) {
 static inline vi vi_from_vf(vf v) {
   return _mm512_cvttps_epi32(v);
 }
+/* Rounded to nearest even (MXCSR's mode: the kernels run in the default
+ * environment). */
+static inline vi vi_round(vf v) {
+  return _mm512_cvtps_epi32(v);
+}
 static inline vi vi_load_s8(const int8_t *p) {
   return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p));
 }

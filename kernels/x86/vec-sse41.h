@@ -324,6 +324,11 @@ static inline vf vf_from_vi(vi v) {
 static inline vi vi_from_vf(vf v) {
   return _mm_cvttps_epi32(v);
 }
+/* Rounded to nearest even (MXCSR's mode: the kernels run in the default
+ * environment). */
+static inline vi vi_round(vf v) {
+  return _mm_cvtps_epi32(v);
+}
 static inline vi vi_load_s8(const int8_t *p) {
   int32_t t;
   memcpy(&t, p, sizeof t);

@@ -1192,14 +1192,6 @@ static int mul_fits(size_t a, size_t b, size_t *r) {
   return 1;
 }
 
-/* Does only the scalar reference compute d's plans in this version (the
- * quantized average: S8/U8 AVG)? A forced SIMD ISA answers UNSUPPORTED
- * for it, and AUTO picks scalar. */
-static int scalar_only(const simdpool_desc *d) {
-  return (d->dtype == SIMDPOOL_S8 || d->dtype == SIMDPOOL_U8) &&
-         d->method == SIMDPOOL_AVG;
-}
-
 /* Does this shape exceed what the SIMD kernels index in int32 lanes (an
  * input plane d*h*w or a window kernel_d*kernel_h*kernel_w above
  * INT32_MAX, as simd_geom_ok in dispatch/plan.c; an adaptive window lies
@@ -1324,7 +1316,7 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
            g_label);
     if (runs && i > 0 && st[i] != st[0] &&
         !(st[0] == SIMDPOOL_OK && st[i] == SIMDPOOL_UNSUPPORTED &&
-          (simd_too_big(desc) || scalar_only(desc))))
+          simd_too_big(desc)))
       fail("plan_create returned %s, scalar %s (last error: %s)",
            status_name(st[i]), status_name(st[0]), simdpool_last_error());
     if (st[i] == SIMDPOOL_OK && simdpool_plan_isa(plans[i]) != all_isas[i])
@@ -1353,14 +1345,12 @@ static void fuzz_one(reader *r, const simdpool_desc *desc, unsigned opts,
         expect_status(s, SIMDPOOL_INVALID_ARGUMENT, "plan_create (AUTO)");
       else if (want >= 0 && !simdpool_isa_supported((simdpool_isa)want))
         expect_status(s, SIMDPOOL_UNSUPPORTED, "plan_create (AUTO)");
-      else if (!(s == SIMDPOOL_UNSUPPORTED && want >= 0 &&
-                 (simd_too_big(desc) ||
-                  (scalar_only(desc) && want != SIMDPOOL_ISA_SCALAR))))
+      else if (!(s == SIMDPOOL_UNSUPPORTED && want >= 0 && simd_too_big(desc)))
         expect_status(s, SIMDPOOL_OK, "plan_create (AUTO)");
       if (s == SIMDPOOL_OK) {
         const simdpool_isa got = simdpool_plan_isa(p);
         simdpool_isa best = SIMDPOOL_ISA_SCALAR;
-        for (size_t i = 0; i < NISAS && !scalar_only(desc); i++)
+        for (size_t i = 0; i < NISAS; i++)
           if (simdpool_isa_supported(all_isas[i]))
             best = all_isas[i];
         if (want >= 0 && got != (simdpool_isa)want)

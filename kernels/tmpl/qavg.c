@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* qavg.c — the quantized average (S8/U8 AVG forward,
+ * docs/semantics.md#quantized-avg) for every rank, fixed and adaptive
+ * windows, both layouts: one body whose lanes run over channels (NHWC:
+ * contiguous bytes) or over planes (NCHW: bytes a plane apart, gathered).
+ * Each lane sums its window's valid taps in int32 (the order does not
+ * matter: integer sums are exact; plan creation bounds windows to 2^23
+ * taps, so sum and count * x_zero_point fit), subtracts count *
+ * x_zero_point (the sum of q - x_zero_point), and finishes as the scalar
+ * reference does: (float)acc * m with m = ratio / divisor computed by the
+ * same expression (sp_qavg_m), clamped to the output range less
+ * y_zero_point, rounded to nearest even (the default environment's
+ * conversion), plus y_zero_point. Compiled once per SIMD ISA
+ * (kernels/meson.build). */
+#include "tmpl/vec.h"
+
+#include "tmpl/common.h"
+
+void SP_FN(sp_qavgpool_fwd_nchw)(const sp_geom *g, const sp_io *io);
+void SP_FN(sp_qavgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io);
+
+/* n lanes of 8-bit elements at p, p + s, p + 2s, ... as int32 (the rest
+ * zero). */
+SP_HOT vi load8(int s8, const uint8_t *p, size_t s, size_t n) {
+  if (s == 1 && n == SP_VL)
+    return s8 ? vi_load_s8((const int8_t *)p) : vi_load_u8(p);
+  uint8_t lane[SP_VL] = {0};
+  for (size_t i = 0; i < n; i++)
+    lane[i] = p[i * s];
+  return s8 ? vi_load_s8((const int8_t *)lane) : vi_load_u8(lane);
+}
+
+/* n lanes of v (values of the type) to p, p + s, ... */
+SP_HOT void store8(int s8, uint8_t *p, size_t s, vi v, size_t n) {
+  if (s == 1 && n == SP_VL) {
+    if (s8)
+      vi_store_s8((int8_t *)p, v);
+    else
+      vi_store_u8(p, v);
+    return;
+  }
+  uint8_t lane[SP_VL];
+  if (s8)
+    vi_store_s8((int8_t *)lane, v);
+  else
+    vi_store_u8(lane, v);
+  for (size_t i = 0; i < n; i++)
+    p[i * s] = lane[i];
+}
+
+/* Units are images (NHWC: lanes over channels, groups of SP_VL) or groups
+ * of SP_VL planes (NCHW). Element (unit, pixel, lane) of x is at
+ * xb + pixel * xp + lane * xl; of y likewise. */
+SP_HOT void qavg_body(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
+  const size_t in_px = sp_in_plane(g), out_px = sp_out_plane(g);
+  const size_t units = nhwc ? g->n : 1;
+  const size_t lanes_all = nhwc ? g->c : g->n * g->c;
+  const size_t xp = nhwc ? g->xs : 1, xl = nhwc ? 1 : in_px;
+  const size_t yp = nhwc ? g->ys : 1, yl = nhwc ? 1 : out_px;
+  const vf lo = vf_set1((float)(g->q_lo - g->q_yzp));
+  const vf hi = vf_set1((float)(g->q_hi - g->q_yzp));
+  const vi yzp = vi_set1(g->q_yzp);
+  const uint8_t *const x = io->xv;
+  uint8_t *const y = io->yv;
+  for (size_t u = 0; u < units; u++) {
+    const uint8_t *const xu = x + u * in_px * xp;
+    uint8_t *const yu = y + u * out_px * yp;
+    size_t o = 0;
+    for (size_t od = 0; od < g->od; od++) {
+      size_t d0, d1;
+      const sp_win wd = sp_win_d(g, od);
+      sp_win_valid(wd, g->d, &d0, &d1);
+      for (size_t oy = 0; oy < g->oh; oy++) {
+        size_t h0, h1;
+        const sp_win wh = sp_win_h(g, oy);
+        sp_win_valid(wh, g->h, &h0, &h1);
+        for (size_t ox = 0; ox < g->ow; ox++, o++) {
+          size_t w0, w1;
+          const sp_win ww = sp_win_w(g, ox);
+          sp_win_valid(ww, g->w, &w0, &w1);
+          const size_t count = (d1 - d0) * (h1 - h0) * (w1 - w0);
+          const vf m = vf_set1(sp_qavg_m(g, od, oy, ox));
+          /* sum (q - zp) = sum q - count * zp; |count * zp| < 2^31 */
+          const vi bias = vi_set1(-(int32_t)count * g->q_xzp);
+          for (size_t l0 = 0; l0 < lanes_all; l0 += SP_VL) {
+            const size_t n = lanes_all - l0 < SP_VL ? lanes_all - l0 : SP_VL;
+            const uint8_t *const xl0 = xu + l0 * xl;
+            vi acc = bias;
+            for (size_t a = d0; a < d1; a++) {
+              const size_t id = (size_t)sp_win_at(wd, a);
+              for (size_t b = h0; b < h1; b++) {
+                const size_t row = id * g->h + (size_t)sp_win_at(wh, b);
+                for (size_t k = w0; k < w1; k++) {
+                  const size_t px = row * g->w + (size_t)sp_win_at(ww, k);
+                  acc = vi_add(acc, load8(s8, xl0 + px * xp, xl, n));
+                }
+              }
+            }
+            vf v = vf_mul(vf_from_vi(acc), m);
+            v = vf_min_x86(hi, vf_max_x86(lo, v)); /* no NaN: a clamp */
+            store8(s8, yu + o * yp + l0 * yl, yl, vi_add(vi_round(v), yzp), n);
+          }
+        }
+      }
+    }
+  }
+}
+
+void SP_FN(sp_qavgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  qavg_body(g, io, 0, g->dtype == SIMDPOOL_S8);
+}
+
+void SP_FN(sp_qavgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
+  qavg_body(g, io, 1, g->dtype == SIMDPOOL_S8);
+}
