@@ -2,7 +2,8 @@
 /* qavg.c — the quantized average (S8/U8 AVG forward,
  * docs/semantics.md#quantized-avg) for every rank, fixed and adaptive
  * windows, both layouts: one body whose lanes run over channels (NHWC:
- * contiguous bytes) or over planes (NCHW: bytes a plane apart, gathered).
+ * contiguous bytes) or over planes (NCHW: bytes a plane apart, gathered),
+ * and for NCHW rows of fixed windows lanes over output columns.
  * Each lane sums its window's valid taps in int32 (the order does not
  * matter: integer sums are exact; plan creation bounds windows to 2^23
  * taps, so sum and count * x_zero_point fit), subtracts count *
@@ -106,8 +107,81 @@ SP_HOT void qavg_body(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
   }
 }
 
+/* NCHW with fixed windows: lanes over the output columns of a row whose
+ * windows lie whole inside it, [lo, hi) (the same taps, count and divisor
+ * for all); the border columns one at a time as the reference computes
+ * them (sp_qavg_window3). Bytes of one tap are contiguous for stride 1. */
+SP_HOT void qavg_nchw_cols(const sp_geom *g, const sp_io *io, int s8, size_t lo,
+                           size_t hi) {
+  const size_t in_px = sp_in_plane(g), out_px = sp_out_plane(g);
+  const vf vlo = vf_set1((float)(g->q_lo - g->q_yzp));
+  const vf vhi = vf_set1((float)(g->q_hi - g->q_yzp));
+  const vi yzp = vi_set1(g->q_yzp);
+  const uint8_t *const x = io->xv;
+  uint8_t *const y = io->yv;
+  for (size_t p = 0; p < g->n * g->c; p++) {
+    const sp_plane px = sp_plane_x(g, p / g->c, p % g->c);
+    const uint8_t *const xp = x + p * in_px;
+    uint8_t *const yp = y + p * out_px;
+    size_t o = 0;
+    for (size_t od = 0; od < g->od; od++) {
+      size_t d0, d1;
+      const sp_win wd = sp_win_d(g, od);
+      sp_win_valid(wd, g->d, &d0, &d1);
+      for (size_t oy = 0; oy < g->oh; oy++, o += g->ow) {
+        size_t h0, h1;
+        const sp_win wh = sp_win_h(g, oy);
+        sp_win_valid(wh, g->h, &h0, &h1);
+        for (size_t ox = 0; ox < g->ow; ox++) {
+          if (ox == lo && lo < hi) {
+            ox = hi - 1;
+            continue;
+          }
+          const int32_t v = sp_qavg_window3(g, x, g->dtype, px, od, oy, ox);
+          yp[o + ox] = s8 ? (uint8_t)(int8_t)v : (uint8_t)v;
+        }
+        if (lo >= hi)
+          continue;
+        const size_t count = (d1 - d0) * (h1 - h0) * g->kw;
+        const vf m = vf_set1(sp_qavg_m(g, od, oy, lo));
+        const vi bias = vi_set1(-(int32_t)count * g->q_xzp);
+        for (size_t ox0 = lo; ox0 < hi; ox0 += SP_VL) {
+          const size_t n = hi - ox0 < SP_VL ? hi - ox0 : SP_VL;
+          const size_t col = ox0 * g->sw - g->pl;
+          vi acc = bias;
+          for (size_t a = d0; a < d1; a++) {
+            const size_t id = (size_t)sp_win_at(wd, a);
+            for (size_t b = h0; b < h1; b++) {
+              const uint8_t *const r =
+                  xp + (id * g->h + (size_t)sp_win_at(wh, b)) * g->w + col;
+              for (size_t k = 0; k < g->kw; k++)
+                acc = vi_add(acc, load8(s8, r + k * g->dw, g->sw, n));
+            }
+          }
+          vf v = vf_mul(vf_from_vi(acc), m);
+          v = vf_min_x86(vhi, vf_max_x86(vlo, v));
+          store8(s8, yp + o + ox0, 1, vi_add(vi_round(v), yzp), n);
+        }
+      }
+    }
+  }
+}
+
 void SP_FN(sp_qavgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
-  qavg_body(g, io, 0, g->dtype == SIMDPOOL_S8);
+  const int s8 = g->dtype == SIMDPOOL_S8;
+  if (!g->adaptive) {
+    /* The columns whose windows lie whole inside the row. */
+    const size_t ext = g->dw * (g->kw - 1) + 1;
+    const size_t lo = (g->pl + g->sw - 1) / g->sw;
+    const size_t end =
+        g->w + g->pl >= ext ? (g->w + g->pl - ext) / g->sw + 1 : 0;
+    const size_t hi = end < g->ow ? end : g->ow;
+    if (hi > lo && hi - lo >= SP_VL) {
+      qavg_nchw_cols(g, io, s8, lo, hi);
+      return;
+    }
+  }
+  qavg_body(g, io, 0, s8);
 }
 
 void SP_FN(sp_qavgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
