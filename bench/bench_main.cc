@@ -87,7 +87,8 @@ bool g_all_kernels = false; // --all-kernels
 int g_rounds = 1;           // --repetitions=N
 int g_group = 0;            // the group add_spec puts specs in
 std::string g_min_time = "Google Benchmark's default"; // per benchmark run
-int g_failures = 0; // wrong results, unexpected errors
+double g_min_seconds = 0.5; // the same as a number (Google Benchmark's 0.5)
+int g_failures = 0;         // wrong results, unexpected errors
 size_t g_max_ref_bytes = 0;
 
 bool isa_of_interest(int i) {
@@ -98,14 +99,41 @@ const char *isa_name(simdpool_isa isa) {
   return isa == SIMDPOOL_ISA_AUTO ? "auto" : simdpool_isa_name(isa);
 }
 
-// The kernel a plan of isa runs for op on g, or nullptr when isa lacks any op
+// Does a plan of isa on g run its f32 kernels on widened copies? bf16, f16
+// and S8/U8 MAX on a SIMD ISA do (docs/semantics.md#element-types); the
+// plan then names its kernel "<f32 kernel>+<dtype>". (plan.c's rule; the
+// bench checks every plan's kernel name, so a difference fails loudly.)
+bool widens(simdpool_isa isa, const sp_geom &g) {
+  return isa != SIMDPOOL_ISA_SCALAR && g.dtype != SIMDPOOL_F32 &&
+         (!sp_dtype_integer(g.dtype) || g.method == SIMDPOOL_MAX);
+}
+
+// The kernel a plan of isa runs for op on g (for a widening plan, the f32
+// kernel it runs on the widened copies), or nullptr when isa lacks any op
 // the plan needs (plan creation would then be UNSUPPORTED).
 const sp_kernel_entry *plan_kernel(simdpool_isa isa, const sp_geom &g,
                                    const OpVariant &op) {
+  sp_geom k = g;
+  if (widens(isa, g))
+    k.dtype = SIMDPOOL_F32;
   for (int o = 0; o < SP_OP_COUNT; o++)
-    if (sp_op_needed(&g, (sp_op)o) && !sp_pick_kernel(isa, &g, (sp_op)o))
+    if (sp_op_needed(&g, (sp_op)o) && !sp_pick_kernel(isa, &k, (sp_op)o))
       return nullptr;
-  return sp_pick_kernel(isa, &g, kernel_op(op.call));
+  return sp_pick_kernel(isa, &k, kernel_op(op.call));
+}
+
+// Does entry e compute dtype t itself (else a plan runs it on widened
+// copies)?
+bool computes_dtype(const sp_kernel_entry &e, simdpool_dtype t) {
+  return (e.dtype_mask & SP_DT_BIT(t)) != 0;
+}
+
+// The name simdpool_plan_kernel_name gives the kernel of a plan of op's
+// dtype that runs entry e: its own, or "<f32 kernel>+<dtype>".
+std::string plan_kernel_name(const sp_kernel_entry &e, const OpVariant &op) {
+  if (computes_dtype(e, op.dtype))
+    return e.name;
+  return std::string(e.name) + "+" + dtype_name(op.dtype);
 }
 
 // Adds a spec to the current group.
@@ -306,7 +334,10 @@ void build_specs() {
         if (!resolve(cs, op, layout, &g, &err))
           continue;
         new_group();
-        add_refs(cs, op, bytes, layout == SIMDPOOL_NCHW);
+        // The references of the op's own byte count (dtype rows move other
+        // bytes than f32's); the cold ones (the DRAM rate) for f32 rows only.
+        add_refs(cs, op, bytes,
+                 layout == SIMDPOOL_NCHW && op.dtype == SIMDPOOL_F32);
         // One benchmark of this case, op and layout, named op/layout/case/who.
         const auto case_spec = [&](Kind kind, const std::string &who) {
           Spec s;
@@ -366,9 +397,10 @@ void build_specs() {
       add_kernel_spec(e);
   }
   if (g_all_kernels) { // a direct-call twin of every plan benchmark
+    // (Not of a widening plan's: its kernel reads f32, the case's x is not.)
     std::vector<Spec> twins;
     for (const Spec &s : g_specs)
-      if (s.kind == Kind::Plan) {
+      if (s.kind == Kind::Plan && computes_dtype(*s.entry, s.op.dtype)) {
         Spec t = s;
         t.kind = Kind::Kernel;
         t.name += ".direct";
@@ -608,16 +640,33 @@ std::string hex32(const void *p) {
   return b;
 }
 
+// One element of size es (4, 2 or 1 bytes) in hex.
+std::string hex_elem(const void *p, size_t es) {
+  if (es == 4)
+    return hex32(p);
+  uint16_t v = 0;
+  if (es == 2)
+    std::memcpy(&v, p, 2);
+  else
+    v = *static_cast<const uint8_t *>(p);
+  char b[16];
+  std::snprintf(b, sizeof b, es == 2 ? "0x%04x" : "0x%02x", (unsigned)v);
+  return b;
+}
+
 // "" when the outputs equal the scalar reference bit for bit, else where not.
 std::string compare_exact(const Workspace &ws) {
   const Buffer &got = out_buffer(ws);
-  const size_t n = got.bytes() / sizeof(float);
+  const size_t es = sp_dtype_size(ws.op.dtype);
+  const size_t n = got.bytes() / es;
   if (std::memcmp(got.data(), ws.ref_out.data(), got.bytes()) != 0) {
+    const char *a = static_cast<const char *>(got.data());
+    const char *b = static_cast<const char *>(ws.ref_out.data());
     for (size_t i = 0; i < n; i++)
-      if (std::memcmp(got.f() + i, ws.ref_out.f() + i, 4) != 0)
+      if (std::memcmp(a + i * es, b + i * es, es) != 0)
         return std::string(out_name(ws.op.call)) + "[" + std::to_string(i) +
-               "] = " + hex32(got.f() + i) + ", scalar reference " +
-               hex32(ws.ref_out.f() + i);
+               "] = " + hex_elem(a + i * es, es) + ", scalar reference " +
+               hex_elem(b + i * es, es);
   }
   if (is_forward(ws) && !ws.idx.empty() &&
       std::memcmp(ws.idx.data(), ws.ref_idx.data(), ws.idx.bytes()) != 0)
@@ -761,17 +810,18 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   ws.in = sp_x_elems(&g); /* a channel slice spans its gaps too */
   ws.out = sp_y_elems(&g);
   const size_t isz = sp_index_size(op.index_type);
-  ws.x.reset(ws.in * sizeof(float));
-  ws.dx.reset(ws.in * sizeof(float));
-  ws.y.reset(ws.out * sizeof(float));
-  ws.dy.reset(ws.out * sizeof(float));
+  // In bytes of the dtype (simdpool_plan_tensor_bytes' counts).
+  ws.x.reset(sp_x_bytes(&g));
+  ws.dx.reset(sp_x_bytes(&g));
+  ws.y.reset(sp_y_bytes(&g));
+  ws.dy.reset(sp_y_bytes(&g));
   if (isz) { // indices are dense: one per output element
     const size_t outs = g.n * g.c * sp_out_plane(&g);
     ws.idx.reset(outs * isz);
     ws.ref_idx.reset(outs * isz);
   }
-  fill_random(ws.x.f(), ws.in, seed_of(cs.name));
-  fill_random(ws.dy.f(), ws.out, seed_of(cs.name) + 1);
+  fill_typed(ws.x.data(), ws.in, op.dtype, seed_of(cs.name));
+  fill_typed(ws.dy.data(), ws.out, op.dtype, seed_of(cs.name) + 1);
 
   // The scalar reference through the public API.
   simdpool_desc d = make_desc(cs, op, layout, SIMDPOOL_ISA_SCALAR);
@@ -784,12 +834,12 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   // The reference's outputs start as poison_outputs() leaves the variants'
   // (a channel slice's gaps must come out as they went in).
   if (op.call == Call::Forward) {
-    ws.ref_out.reset(ws.out * sizeof(float));
+    ws.ref_out.reset(sp_y_bytes(&g));
     std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
     st = simdpool_forward(plan, ws.x.f(), ws.ref_out.f(),
                           isz ? ws.ref_idx.data() : nullptr);
   } else {
-    ws.ref_out.reset((output_shaped(op.call) ? ws.out : ws.in) * sizeof(float));
+    ws.ref_out.reset(output_shaped(op.call) ? sp_y_bytes(&g) : sp_x_bytes(&g));
     std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
     // Backward from indices and unpooling read the indices MAX forward
     // writes on x: valid taps of their own windows, what the fast paths
@@ -800,7 +850,7 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
     // than the ones that chose the indices, so that a gather cannot pass by
     // recomputing the window's max.
     if (op.call == Call::UnpoolBackward)
-      fill_random(ws.x.f(), ws.in, seed_of(cs.name) + 2);
+      fill_typed(ws.x.data(), ws.in, op.dtype, seed_of(cs.name) + 2);
     if (st == SIMDPOOL_OK) {
       std::swap(out_buffer(ws), ws.ref_out);
       st = run_plan(plan, ws);
@@ -1136,10 +1186,11 @@ void bm_plan(benchmark::State &st, Spec *s) {
   // What the plan runs, through the public API (the registry's names repeat
   // only across layouts, and the plan has the spec's layout).
   const char *ran = simdpool_plan_kernel_name(plan.p, public_op(s->op.call));
-  if (!ran || std::strcmp(ran, s->entry->name) != 0)
+  const std::string expect = plan_kernel_name(*s->entry, s->op);
+  if (!ran || expect != ran)
     return fail(st, *s,
                 std::string("the plan runs ") + (ran ? ran : "nothing") +
-                    ", the bench expected " + s->entry->name);
+                    ", the bench expected " + expect);
   if (!s->verified) {
     poison_outputs(ws);
     if (run_plan(plan.p, ws) != SIMDPOOL_OK)
@@ -1150,7 +1201,7 @@ void bm_plan(benchmark::State &st, Spec *s) {
     s->verified = true;
   }
   finish(st, *s, timed_loop(st, [&] { run_plan(plan.p, ws); }));
-  st.SetLabel(s->entry->name);
+  st.SetLabel(expect);
 }
 
 // The two-thread pool of the t2-<isa> benchmarks, made on first use.
@@ -1183,7 +1234,7 @@ void bm_threads(benchmark::State &st, Spec *s) {
     s->verified = true;
   }
   finish(st, *s, timed_loop(st, [&] { run_plan_parallel(plan.p, ws, pool); }));
-  st.SetLabel(std::string(s->entry->name) + ", 2 threads");
+  st.SetLabel(plan_kernel_name(*s->entry, s->op) + ", 2 threads");
 }
 
 void bm_kernel(benchmark::State &st, Spec *s) {
@@ -1409,6 +1460,14 @@ void register_spec(Spec &s) {
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
   if (g_smoke)
     b->Iterations(1);
+  else if (s.kind == Kind::Plan && s.isa == SIMDPOOL_ISA_SCALAR &&
+           s.op.dtype != SIMDPOOL_F32)
+    // The scalar reference of a dtype row (bf16/f16 conversions and the
+    // quantized average per element, 10-100x the SIMD rows' time): a
+    // quarter of the min time, so the dtype axis does not double the run on
+    // the slowest rows. Its passes are still many on all but the largest
+    // cases, and its bits are what every row was verified against.
+    b->MinTime(g_min_seconds / 4);
 }
 
 // Registers every group g_rounds times in a row (the cold references in the
@@ -1452,7 +1511,10 @@ void add_context(const std::string &peers) {
                    "a working set of at most half the LLC is in cache, of at "
                    "least twice the LLC out of cache, partly in cache between");
   AddCustomContext("repetitions", std::to_string(g_rounds));
-  AddCustomContext("min_time", g_smoke ? "1 iteration (smoke)" : g_min_time);
+  AddCustomContext("min_time",
+                   g_smoke ? "1 iteration (smoke)"
+                           : g_min_time + " (the scalar rows of dtypes other "
+                                          "than f32: a quarter of it)");
   AddCustomContext("peers", peers);
   for (const Case &cs : suite())
     AddCustomContext("case." + cs.name, case_legend(cs));
@@ -1501,8 +1563,12 @@ int main(int argc, char **argv) {
     } else {
       if (!std::strncmp(argv[i], "--benchmark_filter", 18))
         user_filter = true;
-      if (!std::strncmp(argv[i], "--benchmark_min_time=", 21))
+      if (!std::strncmp(argv[i], "--benchmark_min_time=", 21)) {
         g_min_time = argv[i] + 21;
+        const double t = std::strtod(argv[i] + 21, nullptr);
+        if (t > 0)
+          g_min_seconds = t;
+      }
       args.push_back(argv[i]);
     }
   }

@@ -84,6 +84,11 @@ bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
       *why = "channel-slice and clamp variants are timed for simdpool only";
     return false;
   }
+  if (op.dtype != SIMDPOOL_F32) {
+    if (why)
+      *why = "element types other than f32 are not wired to the peers yet";
+    return false;
+  }
   switch (p) {
   case Peer::OneDNN:
 #ifdef SPBENCH_HAVE_ONEDNN
