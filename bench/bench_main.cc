@@ -719,6 +719,60 @@ std::string compare_floats(const char *what, const float *got, const float *ref,
          ")";
 }
 
+// n elements of dtype t (not F32: compare_floats) of a peer (got) against
+// simdpool's (ref), as compare_floats: exact, or within one unit in the last
+// place of the type (bf16, f16: one rounding of a sum taken in another
+// order; s8, u8: one step of the quantized rounding). *max_ulp counts the
+// type's units, *max_abs the widened (bf16/f16) or integer difference.
+std::string compare_typed(const char *what, const void *got, const void *ref,
+                          size_t n, simdpool_dtype t, bool exact,
+                          uint64_t *max_ulp, double *max_abs) {
+  const size_t es = sp_dtype_size(t);
+  if (std::memcmp(got, ref, n * es) == 0)
+    return "";
+  const auto value = [t](const void *p, size_t i, int64_t *ord) -> double {
+    if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
+      const int64_t v = t == SIMDPOOL_S8
+                            ? (int64_t) static_cast<const int8_t *>(p)[i]
+                            : (int64_t) static_cast<const uint8_t *>(p)[i];
+      *ord = v;
+      return (double)v;
+    }
+    const uint16_t h = static_cast<const uint16_t *>(p)[i];
+    *ord = h & 0x8000u ? -(int64_t)(h & 0x7fffu) : (int64_t)h;
+    const uint32_t u =
+        t == SIMDPOOL_BF16 ? sp_bf16_widen_bits(h) : sp_f16_widen_bits(h);
+    float f;
+    std::memcpy(&f, &u, 4);
+    return (double)f;
+  };
+  size_t bad = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    int64_t og, orf;
+    const double a = value(got, i, &og), b = value(ref, i, &orf);
+    if (og == orf &&
+        std::memcmp(static_cast<const char *>(got) + i * es,
+                    static_cast<const char *>(ref) + i * es, es) == 0)
+      continue;
+    const uint64_t u = std::isfinite(a)
+                           ? (uint64_t)(og > orf ? og - orf : orf - og)
+                           : UINT64_MAX;
+    *max_ulp = std::max(*max_ulp, u);
+    *max_abs = std::max(*max_abs, std::fabs(a - b));
+    if (bad == SIZE_MAX && (exact || u > 1))
+      bad = i;
+  }
+  if (bad == SIZE_MAX)
+    return "";
+  int64_t o;
+  const char *g8 = static_cast<const char *>(got) + bad * es;
+  const char *r8 = static_cast<const char *>(ref) + bad * es;
+  return std::string(what) + "[" + std::to_string(bad) +
+         "] = " + std::to_string(value(got, bad, &o)) + " (" +
+         hex_elem(g8, es) + "), simdpool " +
+         std::to_string(value(ref, bad, &o)) + " (" + hex_elem(r8, es) + ")";
+}
+
 // n I64 indices of a peer against simdpool's: "" when equal.
 std::string compare_i64(const void *got, const void *ref, size_t n) {
   if (std::memcmp(got, ref, n * sizeof(int64_t)) == 0)
@@ -732,11 +786,19 @@ std::string compare_i64(const void *got, const void *ref, size_t n) {
          ", simdpool " + std::to_string(r[i]);
 }
 
-// "equal bits", or the largest rounding difference seen.
-std::string equality_text(uint64_t max_ulp, double max_abs) {
+// "equal bits", or the largest rounding difference seen (in units of the
+// last place of dtype t; s8/u8: quantized steps).
+std::string equality_text(uint64_t max_ulp, double max_abs,
+                          simdpool_dtype t = SIMDPOOL_F32) {
   char b[96];
   if (max_ulp == 0)
     std::snprintf(b, sizeof b, "equal bits");
+  else if (sp_dtype_integer(t))
+    std::snprintf(b, sizeof b, "max %" PRIu64 " %s step(s) apart", max_ulp,
+                  dtype_name(t));
+  else if (t != SIMDPOOL_F32)
+    std::snprintf(b, sizeof b, "max %" PRIu64 " %s ulp, %.2g abs", max_ulp,
+                  dtype_name(t), max_abs);
   else
     std::snprintf(b, sizeof b, "max %" PRIu64 " ulp, %.2g abs", max_ulp,
                   max_abs);
@@ -751,12 +813,18 @@ std::string compare_peer(const Workspace &ws, const PeerOp &op,
                      (is_forward(ws) && ws.op.method == SIMDPOOL_MAX);
   uint64_t max_ulp = 0;
   double max_abs = 0;
+  const simdpool_dtype t = ws.op.dtype;
   std::string bad =
-      compare_floats(out_name(ws.op.call), got.f(), ws.ref_out.f(),
-                     got.bytes() / sizeof(float), exact, &max_ulp, &max_abs);
+      t == SIMDPOOL_F32
+          ? compare_floats(out_name(ws.op.call), got.f(), ws.ref_out.f(),
+                           got.bytes() / sizeof(float), exact, &max_ulp,
+                           &max_abs)
+          : compare_typed(out_name(ws.op.call), got.data(), ws.ref_out.data(),
+                          got.bytes() / sp_dtype_size(t), t, exact, &max_ulp,
+                          &max_abs);
   if (!bad.empty())
     return bad;
-  *detail = equality_text(max_ulp, max_abs);
+  *detail = equality_text(max_ulp, max_abs, t);
   if (op.writes_indices()) {
     if (ws.op.index_type != SIMDPOOL_INDEX_I64 || ws.idx.empty())
       return "the peer writes I64 indices the case does not have";
