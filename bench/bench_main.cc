@@ -87,7 +87,8 @@ bool g_all_kernels = false; // --all-kernels
 int g_rounds = 1;           // --repetitions=N
 int g_group = 0;            // the group add_spec puts specs in
 std::string g_min_time = "Google Benchmark's default"; // per benchmark run
-int g_failures = 0; // wrong results, unexpected errors
+double g_min_seconds = 0.5; // the same as a number (Google Benchmark's 0.5)
+int g_failures = 0;         // wrong results, unexpected errors
 size_t g_max_ref_bytes = 0;
 
 bool isa_of_interest(int i) {
@@ -98,14 +99,41 @@ const char *isa_name(simdpool_isa isa) {
   return isa == SIMDPOOL_ISA_AUTO ? "auto" : simdpool_isa_name(isa);
 }
 
-// The kernel a plan of isa runs for op on g, or nullptr when isa lacks any op
+// Does a plan of isa on g run its f32 kernels on widened copies? bf16, f16
+// and S8/U8 MAX on a SIMD ISA do (docs/semantics.md#element-types); the
+// plan then names its kernel "<f32 kernel>+<dtype>". (plan.c's rule; the
+// bench checks every plan's kernel name, so a difference fails loudly.)
+bool widens(simdpool_isa isa, const sp_geom &g) {
+  return isa != SIMDPOOL_ISA_SCALAR && g.dtype != SIMDPOOL_F32 &&
+         (!sp_dtype_integer(g.dtype) || g.method == SIMDPOOL_MAX);
+}
+
+// The kernel a plan of isa runs for op on g (for a widening plan, the f32
+// kernel it runs on the widened copies), or nullptr when isa lacks any op
 // the plan needs (plan creation would then be UNSUPPORTED).
 const sp_kernel_entry *plan_kernel(simdpool_isa isa, const sp_geom &g,
                                    const OpVariant &op) {
+  sp_geom k = g;
+  if (widens(isa, g))
+    k.dtype = SIMDPOOL_F32;
   for (int o = 0; o < SP_OP_COUNT; o++)
-    if (sp_op_needed(&g, (sp_op)o) && !sp_pick_kernel(isa, &g, (sp_op)o))
+    if (sp_op_needed(&g, (sp_op)o) && !sp_pick_kernel(isa, &k, (sp_op)o))
       return nullptr;
-  return sp_pick_kernel(isa, &g, kernel_op(op.call));
+  return sp_pick_kernel(isa, &k, kernel_op(op.call));
+}
+
+// Does entry e compute dtype t itself (else a plan runs it on widened
+// copies)?
+bool computes_dtype(const sp_kernel_entry &e, simdpool_dtype t) {
+  return (e.dtype_mask & SP_DT_BIT(t)) != 0;
+}
+
+// The name simdpool_plan_kernel_name gives the kernel of a plan of op's
+// dtype that runs entry e: its own, or "<f32 kernel>+<dtype>".
+std::string plan_kernel_name(const sp_kernel_entry &e, const OpVariant &op) {
+  if (computes_dtype(e, op.dtype))
+    return e.name;
+  return std::string(e.name) + "+" + dtype_name(op.dtype);
 }
 
 // Adds a spec to the current group.
@@ -308,7 +336,10 @@ void build_specs() {
         if (!resolve(cs, op, layout, &g, &err))
           continue;
         new_group();
-        add_refs(cs, op, bytes, layout == SIMDPOOL_NCHW);
+        // The references of the op's own byte count (dtype rows move other
+        // bytes than f32's); the cold ones (the DRAM rate) for f32 rows only.
+        add_refs(cs, op, bytes,
+                 layout == SIMDPOOL_NCHW && op.dtype == SIMDPOOL_F32);
         // One benchmark of this case, op and layout, named op/layout/case/who.
         const auto case_spec = [&](Kind kind, const std::string &who) {
           Spec s;
@@ -368,9 +399,10 @@ void build_specs() {
       add_kernel_spec(e);
   }
   if (g_all_kernels) { // a direct-call twin of every plan benchmark
+    // (Not of a widening plan's: its kernel reads f32, the case's x is not.)
     std::vector<Spec> twins;
     for (const Spec &s : g_specs)
-      if (s.kind == Kind::Plan) {
+      if (s.kind == Kind::Plan && computes_dtype(*s.entry, s.op.dtype)) {
         Spec t = s;
         t.kind = Kind::Kernel;
         t.name += ".direct";
@@ -616,16 +648,33 @@ std::string hex32(const void *p) {
   return b;
 }
 
+// One element of size es (4, 2 or 1 bytes) in hex.
+std::string hex_elem(const void *p, size_t es) {
+  if (es == 4)
+    return hex32(p);
+  uint16_t v = 0;
+  if (es == 2)
+    std::memcpy(&v, p, 2);
+  else
+    v = *static_cast<const uint8_t *>(p);
+  char b[16];
+  std::snprintf(b, sizeof b, es == 2 ? "0x%04x" : "0x%02x", (unsigned)v);
+  return b;
+}
+
 // "" when the outputs equal the scalar reference bit for bit, else where not.
 std::string compare_exact(const Workspace &ws) {
   const Buffer &got = out_buffer(ws);
-  const size_t n = got.bytes() / sizeof(float);
+  const size_t es = sp_dtype_size(ws.op.dtype);
+  const size_t n = got.bytes() / es;
   if (std::memcmp(got.data(), ws.ref_out.data(), got.bytes()) != 0) {
+    const char *a = static_cast<const char *>(got.data());
+    const char *b = static_cast<const char *>(ws.ref_out.data());
     for (size_t i = 0; i < n; i++)
-      if (std::memcmp(got.f() + i, ws.ref_out.f() + i, 4) != 0)
+      if (std::memcmp(a + i * es, b + i * es, es) != 0)
         return std::string(out_name(ws.op.call)) + "[" + std::to_string(i) +
-               "] = " + hex32(got.f() + i) + ", scalar reference " +
-               hex32(ws.ref_out.f() + i);
+               "] = " + hex_elem(a + i * es, es) + ", scalar reference " +
+               hex_elem(b + i * es, es);
   }
   if (is_forward(ws) && !ws.idx.empty() &&
       std::memcmp(ws.idx.data(), ws.ref_idx.data(), ws.idx.bytes()) != 0)
@@ -678,6 +727,60 @@ std::string compare_floats(const char *what, const float *got, const float *ref,
          ")";
 }
 
+// n elements of dtype t (not F32: compare_floats) of a peer (got) against
+// simdpool's (ref), as compare_floats: exact, or within one unit in the last
+// place of the type (bf16, f16: one rounding of a sum taken in another
+// order; s8, u8: one step of the quantized rounding). *max_ulp counts the
+// type's units, *max_abs the widened (bf16/f16) or integer difference.
+std::string compare_typed(const char *what, const void *got, const void *ref,
+                          size_t n, simdpool_dtype t, bool exact,
+                          uint64_t *max_ulp, double *max_abs) {
+  const size_t es = sp_dtype_size(t);
+  if (std::memcmp(got, ref, n * es) == 0)
+    return "";
+  const auto value = [t](const void *p, size_t i, int64_t *ord) -> double {
+    if (t == SIMDPOOL_S8 || t == SIMDPOOL_U8) {
+      const int64_t v = t == SIMDPOOL_S8
+                            ? (int64_t) static_cast<const int8_t *>(p)[i]
+                            : (int64_t) static_cast<const uint8_t *>(p)[i];
+      *ord = v;
+      return (double)v;
+    }
+    const uint16_t h = static_cast<const uint16_t *>(p)[i];
+    *ord = h & 0x8000u ? -(int64_t)(h & 0x7fffu) : (int64_t)h;
+    const uint32_t u =
+        t == SIMDPOOL_BF16 ? sp_bf16_widen_bits(h) : sp_f16_widen_bits(h);
+    float f;
+    std::memcpy(&f, &u, 4);
+    return (double)f;
+  };
+  size_t bad = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    int64_t og, orf;
+    const double a = value(got, i, &og), b = value(ref, i, &orf);
+    if (og == orf &&
+        std::memcmp(static_cast<const char *>(got) + i * es,
+                    static_cast<const char *>(ref) + i * es, es) == 0)
+      continue;
+    const uint64_t u = std::isfinite(a)
+                           ? (uint64_t)(og > orf ? og - orf : orf - og)
+                           : UINT64_MAX;
+    *max_ulp = std::max(*max_ulp, u);
+    *max_abs = std::max(*max_abs, std::fabs(a - b));
+    if (bad == SIZE_MAX && (exact || u > 1))
+      bad = i;
+  }
+  if (bad == SIZE_MAX)
+    return "";
+  int64_t o;
+  const char *g8 = static_cast<const char *>(got) + bad * es;
+  const char *r8 = static_cast<const char *>(ref) + bad * es;
+  return std::string(what) + "[" + std::to_string(bad) +
+         "] = " + std::to_string(value(got, bad, &o)) + " (" +
+         hex_elem(g8, es) + "), simdpool " +
+         std::to_string(value(ref, bad, &o)) + " (" + hex_elem(r8, es) + ")";
+}
+
 // n I64 indices of a peer against simdpool's: "" when equal.
 std::string compare_i64(const void *got, const void *ref, size_t n) {
   if (std::memcmp(got, ref, n * sizeof(int64_t)) == 0)
@@ -691,11 +794,19 @@ std::string compare_i64(const void *got, const void *ref, size_t n) {
          ", simdpool " + std::to_string(r[i]);
 }
 
-// "equal bits", or the largest rounding difference seen.
-std::string equality_text(uint64_t max_ulp, double max_abs) {
+// "equal bits", or the largest rounding difference seen (in units of the
+// last place of dtype t; s8/u8: quantized steps).
+std::string equality_text(uint64_t max_ulp, double max_abs,
+                          simdpool_dtype t = SIMDPOOL_F32) {
   char b[96];
   if (max_ulp == 0)
     std::snprintf(b, sizeof b, "equal bits");
+  else if (sp_dtype_integer(t))
+    std::snprintf(b, sizeof b, "max %" PRIu64 " %s step(s) apart", max_ulp,
+                  dtype_name(t));
+  else if (t != SIMDPOOL_F32)
+    std::snprintf(b, sizeof b, "max %" PRIu64 " %s ulp, %.2g abs", max_ulp,
+                  dtype_name(t), max_abs);
   else
     std::snprintf(b, sizeof b, "max %" PRIu64 " ulp, %.2g abs", max_ulp,
                   max_abs);
@@ -710,12 +821,18 @@ std::string compare_peer(const Workspace &ws, const PeerOp &op,
                      (is_forward(ws) && ws.op.method == SIMDPOOL_MAX);
   uint64_t max_ulp = 0;
   double max_abs = 0;
+  const simdpool_dtype t = ws.op.dtype;
   std::string bad =
-      compare_floats(out_name(ws.op.call), got.f(), ws.ref_out.f(),
-                     got.bytes() / sizeof(float), exact, &max_ulp, &max_abs);
+      t == SIMDPOOL_F32
+          ? compare_floats(out_name(ws.op.call), got.f(), ws.ref_out.f(),
+                           got.bytes() / sizeof(float), exact, &max_ulp,
+                           &max_abs)
+          : compare_typed(out_name(ws.op.call), got.data(), ws.ref_out.data(),
+                          got.bytes() / sp_dtype_size(t), t, exact, &max_ulp,
+                          &max_abs);
   if (!bad.empty())
     return bad;
-  *detail = equality_text(max_ulp, max_abs);
+  *detail = equality_text(max_ulp, max_abs, t);
   if (op.writes_indices()) {
     if (ws.op.index_type != SIMDPOOL_INDEX_I64 || ws.idx.empty())
       return "the peer writes I64 indices the case does not have";
@@ -769,17 +886,18 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   ws.in = sp_x_elems(&g); /* a channel slice spans its gaps too */
   ws.out = sp_y_elems(&g);
   const size_t isz = sp_index_size(op.index_type);
-  ws.x.reset(ws.in * sizeof(float));
-  ws.dx.reset(ws.in * sizeof(float));
-  ws.y.reset(ws.out * sizeof(float));
-  ws.dy.reset(ws.out * sizeof(float));
+  // In bytes of the dtype (simdpool_plan_tensor_bytes' counts).
+  ws.x.reset(sp_x_bytes(&g));
+  ws.dx.reset(sp_x_bytes(&g));
+  ws.y.reset(sp_y_bytes(&g));
+  ws.dy.reset(sp_y_bytes(&g));
   if (isz) { // indices are dense: one per output element
     const size_t outs = g.n * g.c * sp_out_plane(&g);
     ws.idx.reset(outs * isz);
     ws.ref_idx.reset(outs * isz);
   }
-  fill_random(ws.x.f(), ws.in, seed_of(cs.name));
-  fill_random(ws.dy.f(), ws.out, seed_of(cs.name) + 1);
+  fill_typed(ws.x.data(), ws.in, op.dtype, seed_of(cs.name));
+  fill_typed(ws.dy.data(), ws.out, op.dtype, seed_of(cs.name) + 1);
 
   // The scalar reference through the public API.
   simdpool_desc d = make_desc(cs, op, layout, SIMDPOOL_ISA_SCALAR);
@@ -792,12 +910,12 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
   // The reference's outputs start as poison_outputs() leaves the variants'
   // (a channel slice's gaps must come out as they went in).
   if (op.call == Call::Forward) {
-    ws.ref_out.reset(ws.out * sizeof(float));
+    ws.ref_out.reset(sp_y_bytes(&g));
     std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
     st = simdpool_forward(plan, ws.x.f(), ws.ref_out.f(),
                           isz ? ws.ref_idx.data() : nullptr);
   } else {
-    ws.ref_out.reset((output_shaped(op.call) ? ws.out : ws.in) * sizeof(float));
+    ws.ref_out.reset(output_shaped(op.call) ? sp_y_bytes(&g) : sp_x_bytes(&g));
     std::memset(ws.ref_out.data(), 0xA5, ws.ref_out.bytes());
     // Backward from indices and unpooling read the indices MAX forward
     // writes on x: valid taps of their own windows, what the fast paths
@@ -808,7 +926,7 @@ Workspace &workspace_for(const Case &cs, const OpVariant &op,
     // than the ones that chose the indices, so that a gather cannot pass by
     // recomputing the window's max.
     if (op.call == Call::UnpoolBackward)
-      fill_random(ws.x.f(), ws.in, seed_of(cs.name) + 2);
+      fill_typed(ws.x.data(), ws.in, op.dtype, seed_of(cs.name) + 2);
     if (st == SIMDPOOL_OK) {
       std::swap(out_buffer(ws), ws.ref_out);
       st = run_plan(plan, ws);
@@ -1144,10 +1262,11 @@ void bm_plan(benchmark::State &st, Spec *s) {
   // What the plan runs, through the public API (the registry's names repeat
   // only across layouts, and the plan has the spec's layout).
   const char *ran = simdpool_plan_kernel_name(plan.p, public_op(s->op.call));
-  if (!ran || std::strcmp(ran, s->entry->name) != 0)
+  const std::string expect = plan_kernel_name(*s->entry, s->op);
+  if (!ran || expect != ran)
     return fail(st, *s,
                 std::string("the plan runs ") + (ran ? ran : "nothing") +
-                    ", the bench expected " + s->entry->name);
+                    ", the bench expected " + expect);
   if (!s->verified) {
     poison_outputs(ws);
     if (run_plan(plan.p, ws) != SIMDPOOL_OK)
@@ -1158,7 +1277,7 @@ void bm_plan(benchmark::State &st, Spec *s) {
     s->verified = true;
   }
   finish(st, *s, timed_loop(st, [&] { run_plan(plan.p, ws); }));
-  st.SetLabel(s->entry->name);
+  st.SetLabel(expect);
 }
 
 // The two-thread pool of the t2-<isa> benchmarks, made on first use.
@@ -1191,7 +1310,7 @@ void bm_threads(benchmark::State &st, Spec *s) {
     s->verified = true;
   }
   finish(st, *s, timed_loop(st, [&] { run_plan_parallel(plan.p, ws, pool); }));
-  st.SetLabel(std::string(s->entry->name) + ", 2 threads");
+  st.SetLabel(plan_kernel_name(*s->entry, s->op) + ", 2 threads");
 }
 
 void bm_kernel(benchmark::State &st, Spec *s) {
@@ -1417,6 +1536,14 @@ void register_spec(Spec &s) {
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
   if (g_smoke)
     b->Iterations(1);
+  else if (s.kind == Kind::Plan && s.isa == SIMDPOOL_ISA_SCALAR &&
+           s.op.dtype != SIMDPOOL_F32)
+    // The scalar reference of a dtype row (bf16/f16 conversions and the
+    // quantized average per element, 10-100x the SIMD rows' time): a
+    // quarter of the min time, so the dtype axis does not double the run on
+    // the slowest rows. Its passes are still many on all but the largest
+    // cases, and its bits are what every row was verified against.
+    b->MinTime(g_min_seconds / 4);
 }
 
 // Registers every group g_rounds times in a row (the cold references in the
@@ -1460,7 +1587,10 @@ void add_context(const std::string &peers) {
                    "a working set of at most half the LLC is in cache, of at "
                    "least twice the LLC out of cache, partly in cache between");
   AddCustomContext("repetitions", std::to_string(g_rounds));
-  AddCustomContext("min_time", g_smoke ? "1 iteration (smoke)" : g_min_time);
+  AddCustomContext("min_time",
+                   g_smoke ? "1 iteration (smoke)"
+                           : g_min_time + " (the scalar rows of dtypes other "
+                                          "than f32: a quarter of it)");
   AddCustomContext("peers", peers);
   for (const Case &cs : suite())
     AddCustomContext("case." + cs.name, case_legend(cs));
@@ -1509,8 +1639,12 @@ int main(int argc, char **argv) {
     } else {
       if (!std::strncmp(argv[i], "--benchmark_filter", 18))
         user_filter = true;
-      if (!std::strncmp(argv[i], "--benchmark_min_time=", 21))
+      if (!std::strncmp(argv[i], "--benchmark_min_time=", 21)) {
         g_min_time = argv[i] + 21;
+        const double t = std::strtod(argv[i] + 21, nullptr);
+        if (t > 0)
+          g_min_seconds = t;
+      }
       args.push_back(argv[i]);
     }
   }

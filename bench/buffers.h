@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // buffers.h — 64-byte-aligned, page-touched buffers and the deterministic
-// non-trivial input data every benchmark shares.
+// non-trivial input data every benchmark shares, in every element type.
 #ifndef SPBENCH_BUFFERS_H
 #define SPBENCH_BUFFERS_H
 
@@ -9,6 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
+
+#include "simdpool.h"
+extern "C" {
+#include "dtype.h" // the library's RNE narrowings
+}
 
 namespace spbench {
 
@@ -81,6 +87,37 @@ inline void fill_random(float *x, size_t n, uint64_t seed) {
     s ^= s << 17;
     const int32_t v = static_cast<int32_t>((s >> 20) & 0x7FFFFF) - 0x400000;
     x[i] = static_cast<float>(v) * (1.0f / 1048576.0f);
+  }
+}
+
+// Fills n elements of dtype t at p. F32: fill_random's values. BF16 and F16:
+// the same seeded values narrowed once with the library's round to nearest
+// even (dtype.h), so finite values in [-4, 4] (no NaN, inf or subnormals;
+// ties in a window are more frequent than in f32: bf16 keeps 8 significant
+// bits). S8 and U8: seeded random bytes (every value of the type).
+inline void fill_typed(void *p, size_t n, simdpool_dtype t, uint64_t seed) {
+  if (t == SIMDPOOL_F32) {
+    fill_random(static_cast<float *>(p), n, seed);
+    return;
+  }
+  if (t == SIMDPOOL_BF16 || t == SIMDPOOL_F16) {
+    std::vector<float> f(n);
+    fill_random(f.data(), n, seed);
+    uint16_t *h = static_cast<uint16_t *>(p);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t u;
+      std::memcpy(&u, &f[i], 4);
+      h[i] = t == SIMDPOOL_BF16 ? sp_bf16_round_bits(u) : sp_f16_round_bits(u);
+    }
+    return;
+  }
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+  uint8_t *b = static_cast<uint8_t *>(p);
+  for (size_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    b[i] = static_cast<uint8_t>(s >> 32);
   }
 }
 

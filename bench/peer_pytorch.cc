@@ -90,7 +90,11 @@ public:
     dims_ = 2 + in_sp.size();
     ceil_ = cs.ceil_mode != 0;
     count_pad_ = cs.count_include_pad != 0;
-    const at::ScalarType f32 = at::kFloat, i64 = at::kLong;
+    // x and y in the op's element type (bf16: at::kBFloat16; pytorch_supports
+    // admits no other besides f32).
+    const at::ScalarType f32 = op.dtype == SIMDPOOL_BF16 ? at::kBFloat16
+                                                         : at::kFloat,
+                         i64 = at::kLong;
     const bool max = op.method == SIMDPOOL_MAX;
     const bool case_idx = max && (op.call != Call::Forward ||
                                   op.index_type == SIMDPOOL_INDEX_I64);
@@ -159,6 +163,8 @@ public:
     else if (max && fwd && op.index_type == SIMDPOOL_INDEX_NONE)
       impl_ += ", indices to a scratch";
     impl_ += layout == SIMDPOOL_NHWC ? ", channels_last" : ", contiguous";
+    if (op.dtype == SIMDPOOL_BF16)
+      impl_ += ", bfloat16";
     // PyTorch's channels-last adaptive average sums a window in another
     // order than its own NCHW kernel (and simdpool): not bit-exact there.
     exact_ = !(adaptive_ && !max && layout == SIMDPOOL_NHWC);
@@ -422,7 +428,13 @@ bool pytorch_supports(const Case &cs, const OpVariant &op,
       *why = reason;
     return reason.empty();
   }
-  if (cs.has_depth() && layout == SIMDPOOL_NHWC)
+  if (op.dtype != SIMDPOOL_F32 &&
+      (op.dtype != SIMDPOOL_BF16 || op.call != Call::Forward ||
+       cs.has_depth() || cs.adaptive))
+    reason = "the bench wires PyTorch's bf16 max_pool2d_with_indices and "
+             "avg_pool2d forward only (other dtypes, backward, 3D and "
+             "adaptive pooling in f32)";
+  else if (cs.has_depth() && layout == SIMDPOOL_NHWC)
     // Measured on Debian's 1.13.1: max_pool3d_with_indices_out and
     // avg_pool3d_out given channels_last_3d tensors write the output's
     // memory in NCDHW order regardless of its strides; the functional calls

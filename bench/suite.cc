@@ -4,7 +4,9 @@
 #include "suite.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <set>
 
 #include "machine.h"
 
@@ -36,6 +38,13 @@ OpVariant sliced(OpVariant op, size_t slice) {
 OpVariant clamped(OpVariant op) {
   op.clamp = true;
   op.name += "_clamp6";
+  return op;
+}
+
+OpVariant typed(OpVariant op, simdpool_dtype t) {
+  op.dtype = t;
+  if (t != SIMDPOOL_F32)
+    op.name += std::string("-") + dtype_name(t);
   return op;
 }
 
@@ -127,6 +136,39 @@ Case out_of_cache(Case cs) {
   cs.n = n;
   cs.note += " (" + why + ")";
   return cs;
+}
+
+// The dtype axis (#16 item 5): rows of the same cases on bf16, f16, s8 and
+// u8 elements, after each case's f32 ops. bf16 and f16: every case's MAX
+// forward without and with I64 indices, MAX backward from I64 indices, AVG
+// forward and backward (no LP, slices, clamps, unpooling or other index
+// types: the whole axis would more than double the run). s8 and u8 (forward
+// only): MAX forward without and with I64 indices on three MAX cases; the
+// quantized u8 average forward on three AVG cases.
+void add_dtype_rows(std::vector<Case> &s) {
+  const std::set<std::string> float_ops = {"max_fwd", "max_fwd_i64",
+                                           "max_bwd_i64", "avg_fwd", "avg_bwd"};
+  const std::set<std::string> int_max_cases = {"vgg_max2", "stem_max3",
+                                               "small_max2"};
+  const std::set<std::string> int_avg_cases = {"vgg_avg2", "incep_avg3",
+                                               "gap_avg7"};
+  for (Case &cs : s) {
+    std::vector<OpVariant> add;
+    for (simdpool_dtype t : {SIMDPOOL_BF16, SIMDPOOL_F16})
+      for (const OpVariant &op : cs.ops)
+        if (float_ops.count(op.name))
+          add.push_back(typed(op, t));
+    if (int_max_cases.count(cs.name))
+      for (simdpool_dtype t : {SIMDPOOL_U8, SIMDPOOL_S8})
+        for (const OpVariant &op : cs.ops)
+          if (op.name == "max_fwd" || op.name == "max_fwd_i64")
+            add.push_back(typed(op, t));
+    if (int_avg_cases.count(cs.name))
+      for (const OpVariant &op : cs.ops)
+        if (op.name == "avg_fwd")
+          add.push_back(typed(op, SIMDPOOL_U8));
+    cs.ops.insert(cs.ops.end(), add.begin(), add.end());
+  }
 }
 
 std::vector<Case> build_suite() {
@@ -246,6 +288,7 @@ std::vector<Case> build_suite() {
              MAX, 1, 64, 224, 2, 2, 0),
       {make_op(MAX, Call::Unpool, SIMDPOOL_INDEX_I64),
        make_op(MAX, Call::UnpoolBackward, SIMDPOOL_INDEX_I64)});
+  add_dtype_rows(s);
   return s;
 }
 
@@ -439,7 +482,27 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
     d.clamp_min = 0.0f;
     d.clamp_max = 6.0f;
   }
+  d.dtype = op.dtype;
+  if (op.method == SIMDPOOL_AVG &&
+      (op.dtype == SIMDPOOL_S8 || op.dtype == SIMDPOOL_U8)) {
+    // Not the identity (quant_text says which), so that the kernels' scale,
+    // zero points, rounding and clamp to the type's range all do work.
+    const int32_t sign = op.dtype == SIMDPOOL_S8 ? -1 : 1;
+    d.quant.x_scale = 0.05f;
+    d.quant.y_scale = 0.04f;
+    d.quant.x_zero_point = 3 * sign;
+    d.quant.y_zero_point = 5 * sign;
+    d.quant.y_min = INT32_MIN; // the type's whole range
+    d.quant.y_max = INT32_MAX;
+  }
   return d;
+}
+
+std::string quant_text(simdpool_dtype t) {
+  const int sign = t == SIMDPOOL_S8 ? -1 : 1;
+  return std::string("x_scale 0.05, y_scale 0.04, zero points x ") +
+         std::to_string(3 * sign) + ", y " + std::to_string(5 * sign) + " (" +
+         dtype_name(t) + "), the type's whole output range";
 }
 
 bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
@@ -461,7 +524,7 @@ bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
 }
 
 size_t pass_bytes(const sp_geom &g, const OpVariant &op) {
-  const size_t f = sizeof(float);
+  const size_t f = sp_dtype_size(g.dtype);
   const size_t in = g.n * g.c * sp_in_plane(&g),
                out = g.n * g.c * sp_out_plane(&g);
   const size_t idx = out * sp_index_size(op.index_type);
@@ -574,10 +637,18 @@ std::string case_legend(const Case &cs) {
   if (!cs.ops.empty())
     s += "; ops";
   size_t slice = 1;
+  std::string quant;
   for (const OpVariant &op : cs.ops) {
     s += " " + op.name;
     slice = op.slice > slice ? op.slice : slice;
+    if (op.method == SIMDPOOL_AVG && sp_dtype_integer(op.dtype) &&
+        quant.find(dtype_name(op.dtype)) == std::string::npos)
+      quant += std::string(quant.empty() ? "" : "; ") + "the " +
+               dtype_name(op.dtype) +
+               " average is quantized: " + quant_text(op.dtype);
   }
+  if (!quant.empty())
+    s += "; " + quant;
   // A channel slice moves the bytes of the dense op, but its x and y span
   // `slice` times as many: say where that span lives, since the copy
   // reference (of the dense bytes) does not.
@@ -615,6 +686,22 @@ const char *index_suffix(simdpool_index_type t) {
   default:
     return "";
   }
+}
+
+const char *dtype_name(simdpool_dtype t) {
+  switch (t) {
+  case SIMDPOOL_F32:
+    return "f32";
+  case SIMDPOOL_BF16:
+    return "bf16";
+  case SIMDPOOL_F16:
+    return "f16";
+  case SIMDPOOL_S8:
+    return "s8";
+  case SIMDPOOL_U8:
+    return "u8";
+  }
+  return "?";
 }
 
 const char *layout_name(simdpool_layout l) {

@@ -42,16 +42,25 @@ struct OpVariant {
   // output clamp to [0, 6] (ReLU6). Their bytes are the dense ones.
   size_t slice = 1;
   bool clamp = false;
+  // The element type of x, y, dy and dx (indices keep their own type): F32,
+  // or a row of the dtype axis (#16), named with a "-bf16", "-f16", "-s8" or
+  // "-u8" suffix. S8/U8 AVG is the quantized average (make_desc's quant).
+  simdpool_dtype dtype = SIMDPOOL_F32;
 };
 
 // The op with x and y channel slices of a tensor `slice` times as wide
 // ("_slice2"), or with the forward clamp ("_clamp6").
 OpVariant sliced(OpVariant op, size_t slice);
 OpVariant clamped(OpVariant op);
+// The op on elements of dtype t ("max_fwd_i64-bf16"). The suffix is set off
+// by '-', not '_': "max_fwd_u8" already names f32 MAX forward with U8
+// indices, so "max_fwd_u8" could not also be U8 MAX forward without indices.
+OpVariant typed(OpVariant op, simdpool_dtype t);
 
-// One shape of the suite (f32). Global pooling sets kernel = h x w. A 3D
-// case has a depth axis (d, kd, sd and pad_d on both sides); 1D sets h = 1.
-// An adaptive case pools to od x oh x ow (kernel, stride and pad unused).
+// One shape of the suite (f32; an op may name another dtype). Global
+// pooling sets kernel = h x w. A 3D case has a depth axis (d, kd, sd and
+// pad_d on both sides); 1D sets h = 1. An adaptive case pools to od x oh x
+// ow (kernel, stride and pad unused).
 struct Case {
   std::string name;
   std::string note; // shown in the summary: what the case stands for
@@ -121,7 +130,8 @@ bool resolve(const Case &cs, const OpVariant &op, simdpool_layout layout,
              sp_geom *g, std::string *err, bool view = true);
 
 // The bytes one pass must move: every tensor read once plus every tensor
-// written once (x, y, dy, dx, indices as the call needs them).
+// written once (x, y, dy, dx, indices as the call needs them), x, y, dy and
+// dx in elements of g's dtype (the op's).
 size_t pass_bytes(const sp_geom &g, const OpVariant &op);
 
 // The op a call runs, as the public API and the registry name it.
@@ -129,10 +139,16 @@ simdpool_op public_op(Call call);
 sp_op kernel_op(Call call);
 
 const char *index_suffix(simdpool_index_type t); // "", "i32", "i64", "u8"
+const char *dtype_name(simdpool_dtype t);        // "f32", "bf16", ... "u8"
 const char *layout_name(simdpool_layout l);      // "nchw", "nhwc"
 const char *method_name(simdpool_method m);      // "max", "avg", "lp"
 const char *op_kind_name(sp_op op);              // "fwd", "bwd", "bwd_idx", ...
 const char *shape_name(sp_shape s);              // "general", "2x2s2", ...
+
+// The quantization S8/U8 AVG rows run with (make_desc), for the legends:
+// "x_scale 0.05, y_scale 0.04, zero points x 3, y 5 (u8), the type's whole
+// output range".
+std::string quant_text(simdpool_dtype t);
 
 } // namespace spbench
 

@@ -26,6 +26,14 @@ import time
 
 ISAS = ["scalar", "sse41", "avx2", "avx512", "neon"]
 PEERS = ["onednn", "xnnpack", "pytorch"]
+DTYPES = ["f32", "bf16", "f16", "s8", "u8"]
+
+
+def split_dtype(op):
+    """(op without its dtype suffix, dtype): "max_fwd_i64-bf16" -> ("max_fwd_i64", "bf16");
+    an op without a suffix is f32 ("max_fwd_u8" is f32 with U8 indices)."""
+    base, sep, t = op.rpartition("-")
+    return (base, t) if sep and t in DTYPES else (op, "f32")
 
 
 def parse_args():
@@ -46,8 +54,8 @@ def parse_args():
     ap.add_argument("--update-readme", metavar="README",
                     help="rewrite the README's generated Open list from this run")
     ap.add_argument("--check-readme", metavar="README",
-                    help="exit 1 unless the README's Open list names exactly the cases "
-                         "below %d%%%% of copy in this run" % 80)
+                    help="exit 1 unless the README's Open list names exactly the f32 "
+                         "rows below %d%%%% of copy in this run" % 80)
     return ap.parse_args()
 
 
@@ -298,14 +306,14 @@ class Summary:
         return out
 
     def main_table(self):
-        headers = ["case", "op", "layout", "moves", "cache", "scalar", "best", "time",
+        headers = ["case", "op", "dtype", "layout", "moves", "cache", "scalar", "best", "time",
                    "spread", "speedup", "GB/s", "% copy", "% r4w1"] + \
                   ["vs " + p for p in self.peers]
         rows = []
         for g in self.groups:
             r = self.row(g)
             rows.append([
-                r["case"], r["op"], r["layout"],
+                r["case"]] + list(split_dtype(r["op"])) + [r["layout"],
                 fmt_bytes(r["bytes"]) if r["bytes"] else "-", r["cache"],
                 fmt_time(r["scalar"]), "=".join([r["best_isa"]] + r["ties"])
                 if r["best_isa"] else "-", fmt_time(r["best"]),
@@ -315,13 +323,13 @@ class Summary:
                 "%.0f%%" % r["pct_copy"] if r["pct_copy"] is not None else "-",
                 "%.0f%%" % r["pct_r4w1"] if r["pct_r4w1"] is not None else "-",
             ] + [r["peers"].get(p, "-") for p in self.peers])
-        return table(headers, rows, ["<", "<", "<", ">", "<", ">", "<", ">", ">", ">", ">",
-                                     ">", ">"] + [">"] * len(self.peers))
+        return table(headers, rows, ["<", "<", "<", "<", ">", "<", ">", "<", ">", ">", ">",
+                                     ">", ">", ">"] + [">"] * len(self.peers))
 
     def net_table(self):
         """The networks group: one training step of each network's pooling layers."""
         isas = [w for w in ISAS if any(self.get("net", l, n, w) for n, l in self.nets)]
-        headers = (["network", "layout", "layers", "moves", "simdpool", "isa"] +
+        headers = (["network", "dtype", "layout", "layers", "moves", "simdpool", "isa"] +
                    [p for p in self.net_peers] + ["vs " + p for p in self.net_peers] +
                    ["GB/s", "% copy"] + isas)
         rows = []
@@ -330,7 +338,7 @@ class Summary:
             label = (sp or {}).get("label", "")
             m = re.match(r"layers (\d+); (?:AUTO: )?(.*)$", label)
             copy = self.ref("copy", "hot", net, "step")
-            row = [net, layout, m.group(1) if m else "-",
+            row = [net, "f32", layout, m.group(1) if m else "-",
                    fmt_bytes(sp["bytes"]) if sp and sp.get("bytes") else "-",
                    fmt_time(sp["sec"]) if sp else "-", m.group(2) if m else "-"]
             peer_secs = [(self.get("net", layout, net, p) or {}).get("sec")
@@ -343,14 +351,14 @@ class Summary:
             row += [fmt_time((self.get("net", layout, net, w) or {}).get("sec"))
                     for w in isas]
             rows.append(row)
-        return table(headers, rows, ["<", "<", ">", ">", ">", "<"] +
-                     [">"] * (len(headers) - 6))
+        return table(headers, rows, ["<", "<", "<", ">", ">", ">", "<"] +
+                     [">"] * (len(headers) - 7))
 
     def thread_table(self):
         """Two threads (simdpool_threadpool, parallel entry points) vs one, same ISA, per
         round: the two ran at the same moments, so their ratio is taken per round."""
-        headers = ["case", "op", "layout", "isa", "1 thread", "spread", "2 threads", "spread",
-                   "scaling", "range", ""]
+        headers = ["case", "op", "dtype", "layout", "isa", "1 thread", "spread", "2 threads",
+                   "spread", "scaling", "range", ""]
         rows = []
         for op, case, layout in self.groups:
             for w in ISAS:
@@ -367,16 +375,17 @@ class Summary:
                     # more than it, or when the 1- and 2-thread times overlap.
                     if hi - lo >= abs(scaling - 1) or overlaps(t1, t2):
                         verdict = "within noise"
-                rows.append([case, op, layout, w, fmt_time(t1["sec"]) if t1 else "-",
+                rows.append([case] + list(split_dtype(op)) + [
+                             layout, w, fmt_time(t1["sec"]) if t1 else "-",
                              fmt_spread(t1), fmt_time(t2["sec"]), fmt_spread(t2),
                              "%.2fx" % scaling if scaling else "-",
                              "%.2f-%.2fx" % (min(ratios), max(ratios)) if len(ratios) > 1
                              else "-", verdict])
-        return table(headers, rows, ["<"] * 4 + [">"] * 6 + ["<"])
+        return table(headers, rows, ["<"] * 5 + [">"] * 6 + ["<"])
 
     def variant_table(self):
         """GB/s of every simdpool ISA and peer per case and layout."""
-        headers = ["case", "op", "layout"] + self.isas + self.peers + ["copy", "r4w1"]
+        headers = ["case", "op", "dtype", "layout"] + self.isas + self.peers + ["copy", "r4w1"]
         rows = []
         for op, case, layout in self.groups:
             cells = []
@@ -386,8 +395,8 @@ class Summary:
             for kind in ("copy", "r4w1"):
                 r = self.ref(kind, "hot", case, op)
                 cells.append("%.1f" % r["gbps"] if r else "-")
-            rows.append([case, op, layout] + cells)
-        return table(headers, rows, ["<"] * 3 + [">"] * (len(headers) - 3))
+            rows.append([case] + list(split_dtype(op)) + [layout] + cells)
+        return table(headers, rows, ["<"] * 4 + [">"] * (len(headers) - 4))
 
     def ref_table(self):
         rows, seen = [], set()
@@ -402,9 +411,9 @@ class Summary:
                 r = self.ref(k, t, case, op)
                 cells.append("%.1f" % r["gbps"] if r else "-")
             b = self.res[key].get("bytes") or 0
-            rows.append([cname, fmt_bytes(b)] + cells)
-        return table(["reference (case.op)", "bytes", "copy hot", "copy cold", "r4w1 hot",
-                      "r4w1 cold"], rows, ["<", ">", ">", ">", ">", ">"])
+            rows.append([cname, split_dtype(op)[1], fmt_bytes(b)] + cells)
+        return table(["reference (case.op)", "dtype", "bytes", "copy hot", "copy cold",
+                      "r4w1 hot", "r4w1 cold"], rows, ["<", "<", ">", ">", ">", ">", ">"])
 
     def kernel_table(self):
         rows = []
@@ -414,7 +423,7 @@ class Summary:
             r = self.res[key]
             if r["error"]:
                 state = "skipped" if r["error"].startswith("skipped:") else "ERROR"
-                rows.append([key[1], key[2], key[3], state, "-", "-"])
+                rows.append([key[1], "f32", key[2], key[3], state, "-", "-"])
                 continue
             op_case = key[3]
             copy = None
@@ -424,12 +433,12 @@ class Summary:
                         not self.res[k2]["error"]:
                     copy = self.res[k2]
             pct = 100 * r["gbps"] / copy["gbps"] if copy else r.get("pct_copy")
-            rows.append([key[1], key[2], op_case, fmt_time(r["sec"]), "%.2f" % r["gbps"],
+            rows.append([key[1], "f32", key[2], op_case, fmt_time(r["sec"]), "%.2f" % r["gbps"],
                          "%.0f%%" % pct if pct is not None else "-"])
         if not rows:
             return ""
-        return table(["kernel (called directly)", "layout", "case", "time", "GB/s", "% copy"],
-                     rows, ["<", "<", "<", ">", ">", ">"])
+        return table(["kernel (called directly)", "dtype", "layout", "case", "time", "GB/s",
+                      "% copy"], rows, ["<", "<", "<", "<", ">", ">", ">"])
 
     def peer_lines(self):
         """What each peer ran and how its outputs compared with simdpool's."""
@@ -711,9 +720,9 @@ def case_names(ctx, s):
 
 
 def case_legend(ctx, s):
-    lines = ["Cases (f32; input N x C x H x W; window method kh x kw/stride/padding; where "
-             "the forward pass's (an unpooling case: the unpooling's) bytes live against "
-             "the LLC; ops timed):"]
+    lines = ["Cases (input N x C x H x W; window method kh x kw/stride/padding; where "
+             "the f32 forward pass's (an unpooling case: the unpooling's) bytes live against "
+             "the LLC; ops timed, an op-<dtype> on elements of that type, the others f32):"]
     names = case_names(ctx, s)
     width = max([len(n) for n in names] + [4])
     lines += ["  %-*s  %s" % (width, n, ctx["case." + n]) for n in names]
@@ -741,10 +750,14 @@ OPEN_PCT = 80  # the README's "Open" list: every case below this % of copy
 
 
 def open_rows(s):
-    """(case, op, layout, % copy) of every row whose best variant is below OPEN_PCT% of a
-    copy of the same bytes, in run order."""
+    """(case, op, layout, % copy) of every f32 row whose best variant is below OPEN_PCT% of
+    a copy of the same bytes, in run order. (The README's list is of f32 rows: the other
+    dtypes' SIMD plans run the f32 kernels on widened copies, a stopgap below a copy by
+    construction, not a gap in a kernel.)"""
     out = []
     for g in s.groups:
+        if split_dtype(g[0])[1] != "f32":
+            continue
         r = s.row(g)
         if r["pct_copy"] is not None and r["pct_copy"] < OPEN_PCT:
             out.append((r["case"], r["op"], r["layout"], r["pct_copy"]))
@@ -754,7 +767,8 @@ def open_rows(s):
 def open_block(ctx, s):
     """The README's generated list: every case below OPEN_PCT% of copy, grouped by case."""
     rows = open_rows(s)
-    head = ("Below %d%% of a copy of the same bytes in the bench (median of %s repetition%s; "
+    head = ("f32 rows below %d%% of a copy of the same bytes in the bench (median of %s "
+            "repetition%s; "
             "commit %s, %s, %s; `python3 bench/summary.py --json bench.json --update-readme "
             "README.md` writes this list):" % (
                 OPEN_PCT, ctx.get("repetitions", "1"),
@@ -851,6 +865,9 @@ def main():
     head = header_lines(ctx)
     legend = [
         "moves    bytes one pass must move: input read + output written + indices",
+        "dtype    element type of x, y, dy and dx (indices keep theirs): the op's suffix in "
+        "the benchmark name (max_fwd_i64-bf16), f32 without one; s8/u8 avg is quantized "
+        "(the case legend gives the quantization)",
         "cache    where the copy reference of those bytes lives: %s (LLC %s)" % (
             ctx.get("cache_rule", "?"), fmt_bytes(int(ctx.get("llc_bytes", "0") or 0))),
         "time     median over the repetitions of each one's fastest pass (scalar: of the "
