@@ -214,9 +214,15 @@ bool times_call(const Case &cs, Call c) {
 // A kernel-direct spec for registry entry e: a suite case whose geometry
 // falls in e's shape class, else a generated one. False when none exists.
 bool add_kernel_spec(const sp_kernel_entry &e) {
-  if (!(e.dtype_mask & SP_DT_F32))
-    return true; // S8/U8 only: no f32 geometry reaches it (check_coverage)
-  const OpVariant op = make_op(e.method, call_of(e.op), index_for(e));
+  // In f32 when the kernel takes it, else in the first dtype it takes (the
+  // quantized average's: U8).
+  simdpool_dtype t = SIMDPOOL_F32;
+  for (int d = SIMDPOOL_U8; d > SIMDPOOL_F32 && !(e.dtype_mask & SP_DT_F32);
+       d--)
+    if (e.dtype_mask & SP_DT_BIT((simdpool_dtype)d))
+      t = (simdpool_dtype)d;
+  const OpVariant op =
+      typed(make_op(e.method, call_of(e.op), index_for(e)), t);
   sp_geom g;
   const Case *found = nullptr;
   // An unpooling kernel prefers a case that times unpooling (its plans'
@@ -442,20 +448,14 @@ bool check_coverage(FILE *out, bool verbose) {
         names.push_back(s.name);
     const bool runs = sp_cpu_runs(e.isa) != 0;
     runnable += runs;
-    // Kernels of S8/U8 only (the quantized average) wait for the bench's
-    // dtype rows; every other kernel must be timed.
-    const bool dtype_only = !(e.dtype_mask & SP_DT_F32);
-    if (names.empty() && !dtype_only)
+    if (names.empty())
       gaps++;
     if (verbose || names.empty()) {
       std::fprintf(out, "%-34s %-7s %-4s %-6s %-10s %-8s %-4s  ", e.name,
                    isa_name(e.isa), method_name(e.method),
                    layout_name(e.layout), op_kind_name(e.op),
                    shape_name(e.shape), runs ? "yes" : "no");
-      if (names.empty() && dtype_only)
-        std::fprintf(out, "none yet: S8/U8 only, and the bench has no "
-                          "dtype rows yet\n");
-      else if (names.empty())
+      if (names.empty())
         std::fprintf(out, "MISSING: no benchmark times this kernel\n");
       else
         std::fprintf(

@@ -310,8 +310,10 @@ static inline void sp_win_valid(sp_win a, size_t in, size_t *i0, size_t *i1) {
   const ptrdiff_t dil = (ptrdiff_t)a.dil, n = (ptrdiff_t)in;
   ptrdiff_t lo = 0, hi = (ptrdiff_t)a.k;
   if (a.start < 0)
-    lo = (-a.start + dil - 1) / dil;
-  const ptrdiff_t end = a.start < n ? (n - a.start + dil - 1) / dil : 0;
+    lo = dil == 1 ? -a.start : (-a.start + dil - 1) / dil;
+  const ptrdiff_t end = a.start >= n ? 0
+                        : dil == 1   ? n - a.start
+                                     : (n - a.start + dil - 1) / dil;
   if (end < hi)
     hi = end;
   *i0 = (size_t)lo;

@@ -52,6 +52,10 @@ SP_HOT void store8(int s8, uint8_t *p, size_t s, vi v, size_t n) {
 /* Units are images (NHWC: lanes over channels, groups of SP_VL) or groups
  * of SP_VL planes (NCHW). Element (unit, pixel, lane) of x is at
  * xb + pixel * xp + lane * xl; of y likewise. */
+/* Taps listed per output (qavg_body) up to this many (3x3x3): longer
+ * windows (global ones) ran slower from the list than walked. */
+#define QAVG_LIST 27
+
 SP_HOT void qavg_body(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
   const size_t in_px = sp_in_plane(g), out_px = sp_out_plane(g);
   const size_t units = nhwc ? g->n : 1;
@@ -83,17 +87,41 @@ SP_HOT void qavg_body(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
           const vf m = vf_set1(sp_qavg_m(g, od, oy, ox));
           /* sum (q - zp) = sum q - count * zp; |count * zp| < 2^31 */
           const vi bias = vi_set1(-(int32_t)count * g->q_xzp);
-          for (size_t l0 = 0; l0 < lanes_all; l0 += SP_VL) {
-            const size_t n = lanes_all - l0 < SP_VL ? lanes_all - l0 : SP_VL;
-            const uint8_t *const xl0 = xu + l0 * xl;
-            vi acc = bias;
+          /* The taps' element offsets, listed once for every vector of
+           * lanes when there are few (windows of networks), else walked. */
+          size_t tap[QAVG_LIST];
+          const int listed = count <= QAVG_LIST;
+          if (listed) {
+            size_t t = 0;
             for (size_t a = d0; a < d1; a++) {
               const size_t id = (size_t)sp_win_at(wd, a);
               for (size_t b = h0; b < h1; b++) {
                 const size_t row = id * g->h + (size_t)sp_win_at(wh, b);
-                for (size_t k = w0; k < w1; k++) {
-                  const size_t px = row * g->w + (size_t)sp_win_at(ww, k);
-                  acc = vi_add(acc, load8(s8, xl0 + px * xp, xl, n));
+                for (size_t k = w0; k < w1; k++)
+                  tap[t++] = (row * g->w + (size_t)sp_win_at(ww, k)) * xp;
+              }
+            }
+          }
+          /* With at least a vector of lanes, whole vectors only: the last
+           * overlaps the one before (the same values stored again). */
+          for (size_t l0 = 0; l0 < lanes_all; l0 += SP_VL) {
+            if (l0 + SP_VL > lanes_all && lanes_all >= SP_VL)
+              l0 = lanes_all - SP_VL;
+            const size_t n = lanes_all - l0 < SP_VL ? lanes_all - l0 : SP_VL;
+            const uint8_t *const xl0 = xu + l0 * xl;
+            vi acc = bias;
+            if (listed && n == SP_VL && xl == 1) {
+              for (size_t t = 0; t < count; t++)
+                acc = vi_add(acc, load8(s8, xl0 + tap[t], 1, SP_VL));
+            } else {
+              for (size_t a = d0; a < d1; a++) {
+                const size_t id = (size_t)sp_win_at(wd, a);
+                for (size_t b = h0; b < h1; b++) {
+                  const size_t row = id * g->h + (size_t)sp_win_at(wh, b);
+                  for (size_t k = w0; k < w1; k++) {
+                    const size_t px = row * g->w + (size_t)sp_win_at(ww, k);
+                    acc = vi_add(acc, load8(s8, xl0 + px * xp, xl, n));
+                  }
                 }
               }
             }
@@ -109,18 +137,18 @@ SP_HOT void qavg_body(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
 
 /* NCHW with fixed windows: lanes over the output columns of a row whose
  * windows lie whole inside it, [lo, hi) (the same taps, count and divisor
- * for all); the border columns one at a time as the reference computes
- * them (sp_qavg_window3). Bytes of one tap are contiguous for stride 1. */
+ * for all); the border columns one at a time, as one lane. Bytes of one
+ * tap are contiguous for stride 1. */
 SP_HOT void qavg_nchw_cols(const sp_geom *g, const sp_io *io, int s8, size_t lo,
                            size_t hi) {
   const size_t in_px = sp_in_plane(g), out_px = sp_out_plane(g);
-  const vf vlo = vf_set1((float)(g->q_lo - g->q_yzp));
-  const vf vhi = vf_set1((float)(g->q_hi - g->q_yzp));
+  const float lo_f = (float)(g->q_lo - g->q_yzp);
+  const float hi_f = (float)(g->q_hi - g->q_yzp);
+  const vf vlo = vf_set1(lo_f), vhi = vf_set1(hi_f);
   const vi yzp = vi_set1(g->q_yzp);
   const uint8_t *const x = io->xv;
   uint8_t *const y = io->yv;
   for (size_t p = 0; p < g->n * g->c; p++) {
-    const sp_plane px = sp_plane_x(g, p / g->c, p % g->c);
     const uint8_t *const xp = x + p * in_px;
     uint8_t *const yp = y + p * out_px;
     size_t o = 0;
@@ -137,17 +165,42 @@ SP_HOT void qavg_nchw_cols(const sp_geom *g, const sp_io *io, int s8, size_t lo,
             ox = hi - 1;
             continue;
           }
-          const int32_t v = sp_qavg_window3(g, x, g->dtype, px, od, oy, ox);
-          yp[o + ox] = s8 ? (uint8_t)(int8_t)v : (uint8_t)v;
+          /* One lane of the vector code below: the same sum, the same
+           * finish (lrintf: nearest even in the default environment). */
+          size_t w0, w1;
+          const sp_win ww = sp_win_w(g, ox);
+          sp_win_valid(ww, g->w, &w0, &w1);
+          int32_t acc =
+              -(int32_t)((d1 - d0) * (h1 - h0) * (w1 - w0)) * g->q_xzp;
+          for (size_t a = d0; a < d1; a++) {
+            const size_t id = (size_t)sp_win_at(wd, a);
+            for (size_t b = h0; b < h1; b++) {
+              const uint8_t *const r =
+                  xp + (id * g->h + (size_t)sp_win_at(wh, b)) * g->w;
+              for (size_t k = w0; k < w1; k++) {
+                const uint8_t q = r[sp_win_at(ww, k)];
+                acc += s8 ? (int32_t)(int8_t)q : (int32_t)q;
+              }
+            }
+          }
+          float v = (float)acc * sp_qavg_m(g, od, oy, ox);
+          v = v < lo_f ? lo_f : v > hi_f ? hi_f : v;
+          const int32_t r = (int32_t)lrintf(v) + g->q_yzp;
+          yp[o + ox] = s8 ? (uint8_t)(int8_t)r : (uint8_t)r;
         }
         if (lo >= hi)
           continue;
         const size_t count = (d1 - d0) * (h1 - h0) * g->kw;
         const vf m = vf_set1(sp_qavg_m(g, od, oy, lo));
         const vi bias = vi_set1(-(int32_t)count * g->q_xzp);
-        for (size_t ox0 = lo; ox0 < hi; ox0 += SP_VL) {
-          const size_t n = hi - ox0 < SP_VL ? hi - ox0 : SP_VL;
-          const size_t col = ox0 * g->sw - g->pl;
+        /* Whole vectors only (hi - lo >= SP_VL): the last one overlaps
+         * the one before and stores the same values again (a partial
+         * vector through a lane buffer stalled on store forwarding: half
+         * of incep_avg3's time). */
+        for (size_t ox0 = lo;; ox0 += SP_VL) {
+          if (ox0 + SP_VL > hi)
+            ox0 = hi - SP_VL;
+          const size_t n = SP_VL, col = ox0 * g->sw - g->pl;
           vi acc = bias;
           for (size_t a = d0; a < d1; a++) {
             const size_t id = (size_t)sp_win_at(wd, a);
@@ -161,14 +214,17 @@ SP_HOT void qavg_nchw_cols(const sp_geom *g, const sp_io *io, int s8, size_t lo,
           vf v = vf_mul(vf_from_vi(acc), m);
           v = vf_min_x86(vhi, vf_max_x86(vlo, v));
           store8(s8, yp + o + ox0, 1, vi_add(vi_round(v), yzp), n);
+          if (ox0 + SP_VL == hi)
+            break;
         }
       }
     }
   }
 }
 
-void SP_FN(sp_qavgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
-  const int s8 = g->dtype == SIMDPOOL_S8;
+/* The bodies with the dtype a constant (s8), so that each loads and
+ * stores its bytes without a test per tap. */
+SP_HOT void qavg_nchw(const sp_geom *g, const sp_io *io, int s8) {
   if (!g->adaptive) {
     /* The columns whose windows lie whole inside the row. */
     const size_t ext = g->dw * (g->kw - 1) + 1;
@@ -184,6 +240,16 @@ void SP_FN(sp_qavgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   qavg_body(g, io, 0, s8);
 }
 
+void SP_FN(sp_qavgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  if (g->dtype == SIMDPOOL_S8)
+    qavg_nchw(g, io, 1);
+  else
+    qavg_nchw(g, io, 0);
+}
+
 void SP_FN(sp_qavgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  qavg_body(g, io, 1, g->dtype == SIMDPOOL_S8);
+  if (g->dtype == SIMDPOOL_S8)
+    qavg_body(g, io, 1, 1);
+  else
+    qavg_body(g, io, 1, 0);
 }
