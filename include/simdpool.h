@@ -271,13 +271,11 @@ SIMDPOOL_API void simdpool_desc_init_adaptive(
  *     SIMD ISA on a plane of more than INT32_MAX elements or a window of more
  *     than INT32_MAX taps (SIMD kernels count in 32-bit lanes; AUTO then
  *     picks the scalar kernels, and the message says so); LP or a clamp
- *     with S8/U8; an S8/U8 AVG window of more than 2^23 taps; in this
- *     version, any dtype but F32 (after every other check: the kernels
- *     of the other dtypes are not there yet).
+ *     with S8/U8; an S8/U8 AVG window of more than 2^23 taps.
  *   SIMDPOOL_OUT_OF_MEMORY  the plan could not be allocated.
  * With isa == AUTO the environment variable SIMDPOOL_ISA (scalar, sse41, avx2,
  * avx512, neon or auto, in any letter case: AVX2 is avx2), read at every
- * call, picks the variant; otherwise the best variant this CPU runs.
+ * plan creation, picks the variant; otherwise the best variant this CPU runs.
  * Thread-safe. */
 SIMDPOOL_API simdpool_status simdpool_plan_create(const simdpool_desc *d,
                                                   simdpool_plan **out);
