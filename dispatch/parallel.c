@@ -153,18 +153,19 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
         (char *)c->io.indices + out_off * sp_index_size(g->index_type);
 }
 
-/* ------------------------------------------------ widened bf16/f16 chunks
- * A BF16/F16 plan on a SIMD ISA (plan->widen) runs that ISA's f32 kernels:
- * each chunk's inputs are widened (exactly) into a dense f32 scratch, the
- * kernel runs on the chunk's geometry there, and its output is narrowed
- * once, to nearest even (MAX forward and unpooling: MAX's narrowing, which
- * gives a widened value back its own bits). The f32 kernel's bits are the
- * f32 rules on the widened values, so the result is the dtype's
- * (docs/semantics.md#bf16-and-f16). Chunks are at most about
- * SP_CHUNK_MIN_BYTES of 16-bit data where the call can be cut (forward
- * blocks read only their windows' inputs: SP_CUT_SPAN), so the scratch
- * stays in cache; a chunk whose scratch cannot be allocated runs the
- * scalar reference instead (the same bits). */
+/* ------------------------------------------------ widened chunks
+ * A BF16/F16 plan or an S8/U8 MAX plan on a SIMD ISA (plan->widen) runs
+ * that ISA's f32 kernels: each chunk's inputs are widened (exactly) into a
+ * dense f32 scratch, the kernel runs on the chunk's geometry there, and its
+ * output is narrowed once, to nearest even (MAX forward and unpooling:
+ * MAX's narrowing, which gives a widened value back its own bits; 8-bit
+ * integers come back exactly). The f32 kernel's bits are the f32 rules on
+ * the widened values, so the result is the dtype's
+ * (docs/semantics.md#element-types). Chunks are at most about
+ * SP_CHUNK_MIN_BYTES of the dtype's data where the call can be cut
+ * (forward blocks read only their windows' inputs: SP_CUT_SPAN), so the
+ * scratch stays in cache; a chunk whose scratch cannot be allocated runs
+ * the scalar reference instead (the same bits). */
 
 typedef struct widen_task {
   const par_job *j;
