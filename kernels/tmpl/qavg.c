@@ -52,6 +52,14 @@ SP_HOT void store8(int s8, uint8_t *p, size_t s, vi v, size_t n) {
 /* Units are images (NHWC: lanes over channels, groups of SP_VL) or groups
  * of SP_VL planes (NCHW). Element (unit, pixel, lane) of x is at
  * xb + pixel * xp + lane * xl; of y likewise. */
+/* The finish of the sums acc (of q - x_zero_point): (float)acc * m,
+ * clamped to [lo, hi] (no NaN here, so max/min are the clamp), rounded to
+ * nearest even, plus y_zero_point. */
+SP_HOT vi qavg_finish(vi acc, vf m, vf lo, vf hi, vi yzp) {
+  const vf v = vf_mul(vf_from_vi(acc), m);
+  return vi_add(vi_round(vf_min_x86(hi, vf_max_x86(lo, v))), yzp);
+}
+
 /* Taps listed per output (qavg_body) up to this many (3x3x3): longer
  * windows (global ones) ran slower from the list than walked. */
 #define QAVG_LIST 27
@@ -125,9 +133,8 @@ SP_HOT void qavg_body(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
                 }
               }
             }
-            vf v = vf_mul(vf_from_vi(acc), m);
-            v = vf_min_x86(hi, vf_max_x86(lo, v)); /* no NaN: a clamp */
-            store8(s8, yu + o * yp + l0 * yl, yl, vi_add(vi_round(v), yzp), n);
+            store8(s8, yu + o * yp + l0 * yl, yl,
+                   qavg_finish(acc, m, lo, hi, yzp), n);
           }
         }
       }
@@ -211,9 +218,7 @@ SP_HOT void qavg_nchw_cols(const sp_geom *g, const sp_io *io, int s8, size_t lo,
                 acc = vi_add(acc, load8(s8, r + k * g->dw, g->sw, n));
             }
           }
-          vf v = vf_mul(vf_from_vi(acc), m);
-          v = vf_min_x86(vhi, vf_max_x86(vlo, v));
-          store8(s8, yp + o + ox0, 1, vi_add(vi_round(v), yzp), n);
+          store8(s8, yp + o + ox0, 1, qavg_finish(acc, m, vlo, vhi, yzp), n);
           if (ox0 + SP_VL == hi)
             break;
         }
