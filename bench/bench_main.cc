@@ -99,27 +99,35 @@ const char *isa_name(simdpool_isa isa) {
   return isa == SIMDPOOL_ISA_AUTO ? "auto" : simdpool_isa_name(isa);
 }
 
-// Does a plan of isa on g run its f32 kernels on widened copies? bf16, f16
-// and S8/U8 MAX on a SIMD ISA do (docs/semantics.md#element-types); the
-// plan then names its kernel "<f32 kernel>+<dtype>". (plan.c's rule; the
-// bench checks every plan's kernel name, so a difference fails loudly.)
+// May a plan of isa on g run f32 kernels on widened copies where the ISA
+// has no kernel of g's dtype? bf16, f16 and S8/U8 MAX on a SIMD ISA may
+// (docs/semantics.md#element-types); the plan then names its kernel
+// "<f32 kernel>+<dtype>". (plan.c's rule; the bench checks every plan's
+// kernel name, so a difference fails loudly.)
 bool widens(simdpool_isa isa, const sp_geom &g) {
   return isa != SIMDPOOL_ISA_SCALAR && g.dtype != SIMDPOOL_F32 &&
          (!sp_dtype_integer(g.dtype) || g.method == SIMDPOOL_MAX);
 }
 
-// The kernel a plan of isa runs for op on g (for a widening plan, the f32
-// kernel it runs on the widened copies), or nullptr when isa lacks any op
-// the plan needs (plan creation would then be UNSUPPORTED).
+// The kernel of isa for op o on g: of g's dtype, else (a widening plan)
+// the f32 kernel it runs on the widened copies.
+const sp_kernel_entry *pick_for(simdpool_isa isa, const sp_geom &g, sp_op o) {
+  const sp_kernel_entry *e = sp_pick_kernel(isa, &g, o);
+  if (e || !widens(isa, g))
+    return e;
+  sp_geom k = g;
+  k.dtype = SIMDPOOL_F32;
+  return sp_pick_kernel(isa, &k, o);
+}
+
+// The kernel a plan of isa runs for op on g, or nullptr when isa lacks any
+// op the plan needs (plan creation would then be UNSUPPORTED).
 const sp_kernel_entry *plan_kernel(simdpool_isa isa, const sp_geom &g,
                                    const OpVariant &op) {
-  sp_geom k = g;
-  if (widens(isa, g))
-    k.dtype = SIMDPOOL_F32;
   for (int o = 0; o < SP_OP_COUNT; o++)
-    if (sp_op_needed(&g, (sp_op)o) && !sp_pick_kernel(isa, &k, (sp_op)o))
+    if (sp_op_needed(&g, (sp_op)o) && !pick_for(isa, g, (sp_op)o))
       return nullptr;
-  return sp_pick_kernel(isa, &k, kernel_op(op.call));
+  return pick_for(isa, g, kernel_op(op.call));
 }
 
 // Does entry e compute dtype t itself (else a plan runs it on widened
@@ -221,8 +229,7 @@ bool add_kernel_spec(const sp_kernel_entry &e) {
        d--)
     if (e.dtype_mask & SP_DT_BIT((simdpool_dtype)d))
       t = (simdpool_dtype)d;
-  const OpVariant op =
-      typed(make_op(e.method, call_of(e.op), index_for(e)), t);
+  const OpVariant op = typed(make_op(e.method, call_of(e.op), index_for(e)), t);
   sp_geom g;
   const Case *found = nullptr;
   // An unpooling kernel prefers a case that times unpooling (its plans'

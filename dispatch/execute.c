@@ -447,10 +447,11 @@ static simdpool_status check_backward(const simdpool_plan *plan, const void *dy,
 
 /* ------------------------------------------------------------ entry points */
 
-/* A serial call: the plan's kernel on the whole call, or for a plan that
- * widens bf16/f16 (plan->widen) chunk by chunk through its f32 scratch. */
+/* A serial call: the plan's kernel on the whole call, or where it is an
+ * f32 kernel of a plan that widens (plan->widen) chunk by chunk through its
+ * f32 scratch. */
 static void run_op(const simdpool_plan *plan, sp_op op, const sp_io *io) {
-  if (plan->widen)
+  if (!sp_kernel_takes(plan->kernel[op], plan->geom.dtype))
     sp_run_job(plan, op, io, 0, NULL, NULL, 0);
   else
     sp_call_kernel(plan->kernel[op]->fn, &plan->geom, io);
@@ -630,12 +631,12 @@ static simdpool_status unpool_call(const simdpool_plan *plan, const void *src,
     return st;
   const sp_op op = bwd ? SP_OP_UNPOOL_BWD : SP_OP_UNPOOL;
   const sp_io io = unpool_io(bwd, src, indices, dst);
-  if (par || plan->widen)
+  const sp_kernel_entry *k = general ? plan->any_index[op] : plan->kernel[op];
+  if (par || !sp_kernel_takes(k, plan->geom.dtype))
     sp_run_job(plan, op, &io, general, par ? par->fn : NULL,
                par ? par->pool : NULL, 0);
   else
-    sp_call_kernel((general ? plan->any_index[op] : plan->kernel[op])->fn,
-                   &plan->geom, &io);
+    sp_call_kernel(k->fn, &plan->geom, &io);
   return SIMDPOOL_OK;
 }
 

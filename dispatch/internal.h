@@ -44,14 +44,21 @@ struct simdpool_plan {
    * the plan is made: converting a subnormal bound to double at call time
    * would raise the caller's denormal flag (and read 0 under DAZ). */
   char clamp_text[64];
-  /* A BF16 or F16 plan on a SIMD ISA: kernel[] and any_index[] are that
-   * ISA's f32 kernels, and every call runs them chunk by chunk on f32
-   * copies (exact widening, then one narrowing: parallel.c), which gives
-   * the bits the dtype's rules define. name[] is then what
-   * simdpool_plan_kernel_name reports ("<f32 kernel>+bf16"). */
+  /* A BF16/F16 plan or an S8/U8 MAX plan on a SIMD ISA: where the ISA
+   * has no kernel of the dtype for an op (sp_kernel_takes), kernel[] and
+   * any_index[] are its f32 kernels, and every call runs them chunk by
+   * chunk on f32 copies (exact widening, then one narrowing: parallel.c),
+   * which gives the bits the dtype's rules define. name[op] is then what
+   * simdpool_plan_kernel_name reports ("<f32 kernel>+bf16"), else empty. */
   int widen;
   char name[SP_OP_COUNT][72];
 };
+
+/* Does kernel k compute elements of type t itself? Else (an f32 kernel of
+ * a plan that widens) it runs on widened copies. */
+static inline int sp_kernel_takes(const sp_kernel_entry *k, simdpool_dtype t) {
+  return (k->dtype_mask & SP_DT_BIT(t)) != 0;
+}
 
 /* Validates d and fills g (shape math included). No kernel choice. */
 simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g);
@@ -114,8 +121,8 @@ void sp_run_job(const simdpool_plan *plan, sp_op op, const sp_io *io,
                 size_t chunk_bytes);
 
 /* The kernel a chunk g of plan's call runs for op (the GENERAL/ND ones
- * when general): of plan->isa for the plan's dtype, or its f32 kernel when
- * the plan widens (plan->widen). */
+ * when general): of plan->isa for the plan's dtype, or, when the plan
+ * widens (plan->widen) and the ISA has none of that dtype, its f32 kernel. */
 const sp_kernel_entry *sp_plan_kernel(const simdpool_plan *plan,
                                       const sp_geom *g, sp_op op, int general);
 

@@ -154,8 +154,10 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
 }
 
 /* ------------------------------------------------ widened chunks
- * A BF16/F16 plan or an S8/U8 MAX plan on a SIMD ISA (plan->widen) runs
- * that ISA's f32 kernels: each chunk's inputs are widened (exactly) into a
+ * A BF16/F16 plan or an S8/U8 MAX plan on a SIMD ISA (plan->widen) runs,
+ * where the ISA has no kernel of its dtype (the fast paths have:
+ * kernels/tmpl/elem.h), that ISA's f32 kernels: each chunk's inputs are
+ * widened (exactly) into a
  * dense f32 scratch, the kernel runs on the chunk's geometry there, and its
  * output is narrowed once, to nearest even (MAX forward and unpooling:
  * MAX's narrowing, which gives a widened value back its own bits; 8-bit
@@ -170,6 +172,7 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
 typedef struct widen_task {
   const par_job *j;
   const chunk *c;
+  const sp_kernel_entry *k; /* the f32 kernel */
 } widen_task;
 
 /* Converts a chunk's x-shaped (x_shape) or y-shaped tensor between its
@@ -221,7 +224,7 @@ static void widened_chunk(void *ctx) {
     sp_plan_kernel(&scalar, &c->g, op, j->general)->fn(&c->g, &c->io);
     return;
   }
-  const sp_kernel_entry *k = sp_plan_kernel(j->plan, &c->g, op, j->general);
+  const sp_kernel_entry *k = t->k;
   float *p = buf;
   sp_io io = {.indices = c->io.indices};
   if (rd_x) {
@@ -250,11 +253,11 @@ static void run_chunk(void *ctx, size_t i) {
   const par_job *j = ctx;
   chunk c;
   chunk_of(j, i, &c);
-  if (j->plan->widen) {
-    widen_task t = {j, &c};
+  const sp_kernel_entry *k = sp_plan_kernel(j->plan, &c.g, j->op, j->general);
+  if (!sp_kernel_takes(k, c.g.dtype)) {
+    widen_task t = {j, &c, k};
     sp_call_default_env(widened_chunk, &t);
   } else {
-    const sp_kernel_entry *k = sp_plan_kernel(j->plan, &c.g, j->op, j->general);
     sp_call_kernel(k->fn, &c.g, &c.io);
   }
   /* Forward's flat indices count from the start of the whole plane: the
@@ -358,10 +361,10 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   /* Blocks of outputs along an axis whose windows do not overlap. */
   const int blocks_ok = op == SP_OP_FWD || (!flat_idx && !unpool) || fbase_ok;
   const int sub_rows = blocks_ok && (op == SP_OP_FWD || own_h);
-  /* Bands read the whole plane's dy: not for widened plans, whose chunks
+  /* Bands read the whole plane's dy: not for widened chunks, which
    * convert everything they read. */
   j->bands = !sub_rows && k && (k->flags & SP_K_ROWS) && sp_bwd_rows_ok(g) &&
-             g->h > 1 && !plan->widen;
+             g->h > 1 && sp_kernel_takes(k, g->dtype);
   /* 3D plans split into blocks of output slices by the rules of row blocks
    * on the depth axis. */
   if (j->planes < chunks && g->od > 1 && blocks_ok &&
@@ -385,13 +388,12 @@ static size_t plan_chunks(par_job *j, const simdpool_plan *plan, sp_op op,
   /* 1D plans with too few planes whose backward kernel writes any band of
    * dx columns by itself (SP_K_COLS; overlapping windows): bands of dx
    * columns, each at least SP_BAND_MIN_EXTENTS window extents wide. */
-  const sp_kernel_entry *kc = (op == SP_OP_BWD || op == SP_OP_BWD_IDX) &&
-                                      !check && !general &&
-                                      j->planes < chunks && g->h == 1 &&
-                                      g->oh == 1 && g->w > 1 && !plan->widen
-                                  ? sp_plan_kernel(plan, g, op, 0)
-                                  : NULL;
-  if (kc && (kc->flags & SP_K_COLS)) {
+  const sp_kernel_entry *kc =
+      (op == SP_OP_BWD || op == SP_OP_BWD_IDX) && !check && !general &&
+              j->planes < chunks && g->h == 1 && g->oh == 1 && g->w > 1
+          ? sp_plan_kernel(plan, g, op, 0)
+          : NULL;
+  if (kc && (kc->flags & SP_K_COLS) && sp_kernel_takes(kc, g->dtype)) {
     size_t blocks = (chunks + j->planes - 1) / j->planes;
     const size_t cap = g->w / (SP_BAND_MIN_EXTENTS * ew);
     if (blocks > cap)

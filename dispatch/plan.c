@@ -1048,8 +1048,9 @@ const sp_kernel_entry *sp_pick_general(simdpool_isa isa, const sp_geom *g,
 
 const sp_kernel_entry *sp_plan_kernel(const simdpool_plan *plan,
                                       const sp_geom *g, sp_op op, int general) {
-  if (!plan->widen)
-    return pick(plan->isa, g, op, general);
+  const sp_kernel_entry *e = pick(plan->isa, g, op, general);
+  if (e || !plan->widen)
+    return e;
   sp_geom f = *g;
   f.dtype = SIMDPOOL_F32;
   return pick(plan->isa, &f, op, general);
@@ -1085,9 +1086,11 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
                    "kernel_h=%zu, kernel_w=%zu) must have at most INT32_MAX "
                    "elements; isa=scalar (what AUTO picks) has no such limit",
                    simdpool_isa_name(isa), sp_in_plane(g), g->kd, g->kh, g->kw);
-  /* bf16, f16, and S8/U8 MAX on a SIMD ISA: its f32 kernels on widened
-   * copies (every value of these types is an f32). The quantized average
-   * is not an f32 computation: it has kernels of its own (SP_DT_INT8). */
+  /* bf16, f16, and S8/U8 MAX on a SIMD ISA: the ISA's kernels of the
+   * dtype where it has them (the fast paths: kernels/tmpl/elem.h), else
+   * its f32 kernels on widened copies (every value of these types is an
+   * f32). The quantized average is not an f32 computation: it has kernels
+   * of its own (SP_DT_INT8). */
   static const char *const suffix[] = {"f32", "bf16", "f16", "s8", "u8"};
   plan->isa = isa;
   plan->widen = isa != SIMDPOOL_ISA_SCALAR && g->dtype != SIMDPOOL_F32 &&
@@ -1100,7 +1103,7 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
     plan->kernel[op] = sp_plan_kernel(plan, g, (sp_op)op, 0);
     if (op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD)
       plan->any_index[op] = sp_plan_kernel(plan, g, (sp_op)op, 1);
-    if (plan->widen && plan->kernel[op])
+    if (plan->kernel[op] && !sp_kernel_takes(plan->kernel[op], g->dtype))
       snprintf(plan->name[op], sizeof plan->name[op], "%s+%s",
                plan->kernel[op]->name, suffix[g->dtype]);
     if (!plan->kernel[op] || ((op == SP_OP_UNPOOL || op == SP_OP_UNPOOL_BWD) &&
@@ -1262,7 +1265,7 @@ const char *simdpool_plan_kernel_name(const simdpool_plan *plan,
                                       simdpool_op op) {
   if (!plan || (unsigned)op >= SP_OP_COUNT || !plan->kernel[op])
     return NULL;
-  return plan->widen ? plan->name[op] : plan->kernel[op]->name;
+  return plan->name[op][0] ? plan->name[op] : plan->kernel[op]->name;
 }
 
 size_t simdpool_plan_tensor_bytes(const simdpool_plan *plan,

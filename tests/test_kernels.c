@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dtype.h"
 #include "internal.h"
 
 #include "fpenv_test.h"
@@ -987,9 +988,14 @@ END_TEST
  * NHWC, unaligned tensors, guard bands; memcmp of the outputs, under the
  * default environment and one caller environment with FTZ/DAZ and another
  * rounding mode set (through dispatch's switch). */
+/* Is e a quantized average (S8/U8 AVG: int8_kernel_matches_reference)? */
+static int is_qavg(const sp_kernel_entry *e) {
+  return e->method == SIMDPOOL_AVG && !(e->dtype_mask & ~SP_DT_INT8);
+}
+
 START_TEST(int8_kernel_matches_reference) {
   const sp_kernel_entry *e = &sp_registry[order[_i]];
-  if ((e->dtype_mask & SP_DT_F32) || family_no(e) % parts != part - 1 ||
+  if (!is_qavg(e) || family_no(e) % parts != part - 1 ||
       (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
       !sp_cpu_runs(e->isa))
     return;
@@ -1083,6 +1089,222 @@ START_TEST(int8_kernel_matches_reference) {
          e->name, simdpool_isa_name(e->isa),
          e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", shape_names[e->shape],
          ran, strided);
+  fflush(stdout);
+}
+END_TEST
+
+static const char *const dtype_names[] = {"f32", "bf16", "f16", "s8", "u8"};
+
+/* n random elements of dtype t at p: for bf16 and f16 mostly floats of
+ * every kind (rnd_value: ties, signed zeros, infinities, NaN, subnormals)
+ * rounded to the type, else any bit pattern (NaN payloads, signalling
+ * NaNs, the type's own subnormals); for 8-bit integers any byte. */
+static void rnd_elems(simdpool_dtype t, void *p, size_t n, int nasty) {
+  for (size_t i = 0; i < n; i++) {
+    if (sp_dtype_integer(t)) {
+      ((uint8_t *)p)[i] = (uint8_t)rnd();
+      continue;
+    }
+    uint16_t h = (uint16_t)rnd();
+    if (rnd() % 8 != 0) {
+      const uint32_t b = float_bits(rnd_value(nasty));
+      h = t == SIMDPOOL_BF16 ? sp_bf16_round_bits(b) : sp_f16_round_bits(b);
+    }
+    ((uint16_t *)p)[i] = h;
+  }
+}
+
+/* An element of dtype t as a float (exact). */
+static float elem_value(simdpool_dtype t, const void *p, size_t i) {
+  uint32_t b;
+  switch (t) {
+  case SIMDPOOL_BF16:
+    b = sp_bf16_widen_bits(((const uint16_t *)p)[i]);
+    break;
+  case SIMDPOOL_F16:
+    b = sp_f16_widen_bits(((const uint16_t *)p)[i]);
+    break;
+  case SIMDPOOL_S8:
+    return (float)((const int8_t *)p)[i];
+  case SIMDPOOL_U8:
+    return (float)((const uint8_t *)p)[i];
+  default:
+    return ((const float *)p)[i];
+  }
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+static uint64_t hash_bytes(const void *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Kernels of bf16, f16, s8 or u8 elements (the parts compiled per element
+ * type: kernels/tmpl/elem.h) against the scalar reference of the same op
+ * in the same dtype, which computes the dtype's rules on its own: random
+ * geometries of the kernel's class, every index type it takes, random
+ * elements of every kind, pixel strides (whose gaps hold random elements
+ * that must not be read) and unaligned tensors in NHWC, an output clamp on
+ * a third of the forward runs, guard bands; memcmp of outputs and indices,
+ * and the inputs unchanged. Each configuration runs twice, the second time
+ * under a caller environment (FTZ/DAZ, another rounding mode) through
+ * dispatch's switch. */
+START_TEST(dtype_kernel_matches_reference) {
+  const sp_kernel_entry *e = &sp_registry[order[_i]];
+  if ((e->dtype_mask & SP_DT_F32) || is_qavg(e) ||
+      family_no(e) % parts != part - 1 ||
+      (only_isa && strcmp(only_isa, simdpool_isa_name(e->isa)) != 0) ||
+      !sp_cpu_runs(e->isa))
+    return;
+  simdpool_dtype t = SIMDPOOL_BF16;
+  while (!(e->dtype_mask & SP_DT_BIT(t)))
+    t = (simdpool_dtype)((int)t + 1);
+  const size_t es = sp_dtype_size(t);
+  simdpool_index_type types[4];
+  const int ntypes = index_types_of(e, types);
+  const int to_y = op_writes_y(e), reads_idx = op_reads_idx(e);
+  const int fwd = e->op == SP_OP_FWD;
+  rng_state = part_seed ^ 0xd7e5ull;
+  const int configs = isa_brief ? 4 : configs_per_kernel / 2 + 1;
+  int ran = 0, drawn = 0, strided = 0, clamped = 0;
+  while (ran < configs) {
+    ck_assert_msg(++drawn < configs * 200, "could not draw geometries for %s",
+                  e->name);
+    const simdpool_index_type it = types[drawn % ntypes];
+    simdpool_desc d;
+    rnd_desc(&d, e, it);
+    d.index_type = it;
+    d.dtype = t;
+    sp_geom g;
+    if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK ||
+        !sp_shape_matches(e->shape, &g))
+      continue;
+    const sp_kernel_entry *ref = reference_of(e, it);
+    ck_assert_msg(ref && (ref->dtype_mask & SP_DT_BIT(t)),
+                  "no scalar reference for %s", e->name);
+    g.beyond_l2 = (int)(rnd() % 2);
+    if (g.layout == SIMDPOOL_NHWC && rnd() % 3 == 0) { /* pixel strides */
+      g.xs = g.c + rnd_range(1, 9);
+      g.ys = g.c + rnd_range(0, 9);
+      strided++;
+    }
+    const size_t nx = sp_x_elems(&g), ny = sp_y_elems(&g);
+    const size_t nidx = g.n * g.c * sp_out_plane(&g), isz = sp_index_size(it);
+    const int nasty = (int)rnd_range(0, 3) * 10;
+    buf x = buf_new(nx, es), dy = buf_new(ny, es);
+    rnd_elems(t, x.data, nx, nasty);
+    rnd_elems(t, dy.data, ny, nasty);
+    buf idx = buf_new(nidx, isz ? isz : 1);
+    if (reads_idx) { /* the winners of the reference forward */
+      const sp_kernel_entry *rf = NULL;
+      for (size_t i = 0; i < sp_registry_size && !rf; i++) {
+        const sp_kernel_entry *r = &sp_registry[i];
+        if (r->isa == SIMDPOOL_ISA_SCALAR && r->shape == SP_SHAPE_GENERAL &&
+            r->method == SIMDPOOL_MAX && r->layout == e->layout &&
+            r->op == SP_OP_FWD && (r->dtype_mask & SP_DT_BIT(t)))
+          rf = r;
+      }
+      ck_assert_ptr_nonnull(rf);
+      buf ytmp = buf_new(ny, es);
+      const sp_io io = {.xv = x.data, .yv = ytmp.data, .indices = idx.data};
+      rf->fn(&g, &io);
+      free(ytmp.mem);
+    }
+    if (fwd && !sp_dtype_integer(t) && rnd() % 3 == 0) {
+      float lo = elem_value(t, x.data, rnd() % nx);
+      float hi = rnd() % 4 ? elem_value(t, x.data, rnd() % nx) : lo;
+      if (isnan(lo))
+        lo = -1.0f;
+      if (isnan(hi))
+        hi = 0.5f;
+      g.clamp = 1;
+      g.clamp_lo = lo < hi ? lo : hi;
+      g.clamp_hi = lo < hi ? hi : lo;
+      clamped++;
+    }
+    const uint64_t sum_in = hash_bytes(x.data, nx * es) ^
+                            hash_bytes(dy.data, ny * es) ^
+                            (reads_idx ? hash_bytes(idx.data, nidx * isz) : 0);
+    const size_t nout = to_y ? ny : nx;
+    buf want = buf_new(nout, es), got = buf_new(nout, es);
+    buf want_i = buf_new(nidx, isz ? isz : 1),
+        got_i = buf_new(nidx, isz ? isz : 1);
+    sp_io io_ref = {.xv = x.data, .dyv = dy.data}, io_got = io_ref;
+    if (to_y) {
+      io_ref.yv = want.data;
+      io_got.yv = got.data;
+      io_ref.indices = fwd ? (it ? want_i.data : NULL) : idx.data;
+      io_got.indices = fwd ? (it ? got_i.data : NULL) : idx.data;
+    } else {
+      io_ref.dxv = want.data;
+      io_got.dxv = got.data;
+      io_ref.indices = io_got.indices = reads_idx ? idx.data : NULL;
+    }
+    memset(want.data, 0x5a, nout * es); /* pixel gaps: never written */
+    ref->fn(&g, &io_ref);
+    char geom[320];
+    describe(geom, sizeof geom, &g);
+    for (int k = 0; k < 2; k++) {
+      memset(got.data, 0x5a, nout * es); /* as want's before the reference */
+      if (k == 0 || !TENV_SUPPORTED) {
+        e->fn(&g, &io_got);
+      } else {
+        const tenv env = tenv_decode(caller_envs[rnd() % N_CALLER_ENVS].code);
+        tenv_write(env);
+        sp_call_kernel(e->fn, &g, &io_got);
+        tenv_write(tenv_default());
+      }
+      ck_assert_msg(guards_intact(&got) && guards_intact(&got_i),
+                    "%s wrote outside its output; seed %" PRIu64 "; %s",
+                    e->name, seed, geom);
+      if (memcmp(want.data, got.data, nout * es) != 0) {
+        size_t i = 0;
+        while (!memcmp((const char *)want.data + i * es,
+                       (const char *)got.data + i * es, es))
+          i++;
+        ck_abort_msg("%s (%s%s): element %zu is %a, the reference %a (bits "
+                     "0x%x, 0x%x); seed %" PRIu64 "; %s",
+                     e->name, k ? "under a caller environment" : "direct",
+                     g.clamp ? ", clamped" : "", i,
+                     (double)elem_value(t, got.data, i),
+                     (double)elem_value(t, want.data, i),
+                     es == 2 ? ((const uint16_t *)got.data)[i]
+                             : ((const uint8_t *)got.data)[i],
+                     es == 2 ? ((const uint16_t *)want.data)[i]
+                             : ((const uint8_t *)want.data)[i],
+                     seed, geom);
+      }
+      if (fwd && it)
+        ck_assert_msg(memcmp(want_i.data, got_i.data, nidx * isz) == 0,
+                      "%s: indices differ from the reference; seed %" PRIu64
+                      "; %s",
+                      e->name, seed, geom);
+    }
+    const uint64_t sum_out = hash_bytes(x.data, nx * es) ^
+                             hash_bytes(dy.data, ny * es) ^
+                             (reads_idx ? hash_bytes(idx.data, nidx * isz) : 0);
+    ck_assert_msg(sum_out == sum_in,
+                  "%s wrote into its inputs; seed %" PRIu64 "; %s", e->name,
+                  seed, geom);
+    free(x.mem);
+    free(dy.mem);
+    free(idx.mem);
+    free(want.mem);
+    free(got.mem);
+    free(want_i.mem);
+    free(got_i.mem);
+    ran++;
+  }
+  printf("  ran     %-38s [%s %s %s %s]: %d configurations bit-exact (%d "
+         "with pixel strides, %d clamped), each also under a caller "
+         "environment\n",
+         e->name, simdpool_isa_name(e->isa), dtype_names[t],
+         e->layout == SIMDPOOL_NCHW ? "nchw" : "nhwc", shape_names[e->shape],
+         ran, strided, clamped);
   fflush(stdout);
 }
 END_TEST
@@ -1452,6 +1674,8 @@ int main(void) {
     tcase_add_test(tc, fpenv_has_effect);
   tcase_add_loop_test(tc, kernel_fpenv, 0, (int)sp_registry_size);
   tcase_add_loop_test(tc, int8_kernel_matches_reference, 0,
+                      (int)sp_registry_size);
+  tcase_add_loop_test(tc, dtype_kernel_matches_reference, 0,
                       (int)sp_registry_size);
   suite_add_tcase(suite, tc);
   SRunner *sr = srunner_create(suite);

@@ -6,7 +6,7 @@
 #ifndef SP_TMPL_LOP_H
 #define SP_TMPL_LOP_H
 
-#include "tmpl/common.h"
+#include "tmpl/elem.h"
 
 /* ================================================ NCHW small planes, lanes
  * over planes. Rows of a few outputs (7x7, 14x14 planes) leave most lanes
@@ -45,33 +45,35 @@ static inline size_t lop_group(const sp_geom *g, size_t big, size_t small) {
 }
 
 /* s[e * gw + l] = src[l * plane + e] for e < ne, l < np (zero for the
- * lanes past np); gw, the group's width, a multiple of SP_VL >= np. */
-SP_HOT void lop_gather(float *s, size_t gw, const float *src, size_t plane,
+ * lanes past np); gw, the group's width, a multiple of SP_VL >= np. The
+ * scratch is f32: src's elements widened (tmpl/elem.h). */
+SP_HOT void lop_gather(float *s, size_t gw, const el_t *src, size_t plane,
                        size_t ne, size_t np) {
   for (size_t l0 = 0; l0 < gw; l0 += SP_VL) {
     const size_t nl = np > l0 ? (np - l0 < SP_VL ? np - l0 : SP_VL) : 0;
-    const float *sp = src + l0 * plane;
+    const el_t *sp = src + l0 * plane;
     float *d = s + l0;
     size_t e = 0;
     if (nl == SP_VL)
       for (; e + SP_VL <= ne; e += SP_VL) {
         vf v[SP_VL];
-        vf_load_transposed(sp + e, plane, v);
+        el_load_transposed(sp + e, plane, v);
         for (size_t j = 0; j < SP_VL; j++)
           vf_store(d + (e + j) * gw, v[j]);
       }
     for (; e < ne; e++)
       for (size_t l = 0; l < SP_VL; l++)
-        d[e * gw + l] = l < nl ? sp[l * plane + e] : 0.0f;
+        d[e * gw + l] = l < nl ? el_to_f32(sp[l * plane + e]) : 0.0f;
   }
 }
 
-/* The inverse: dst[l * plane + e] = s[e * gw + l] for l < np. */
-SP_HOT void lop_scatter(float *dst, const float *s, size_t gw, size_t plane,
+/* The inverse: dst[l * plane + e] = s[e * gw + l] for l < np, narrowed
+ * (tmpl/elem.h). */
+SP_HOT void lop_scatter(el_t *dst, const float *s, size_t gw, size_t plane,
                         size_t ne, size_t np) {
   for (size_t l0 = 0; l0 < np; l0 += SP_VL) {
     const size_t nl = np - l0 < SP_VL ? np - l0 : SP_VL;
-    float *dp = dst + l0 * plane;
+    el_t *dp = dst + l0 * plane;
     const float *sp = s + l0;
     size_t e = 0;
     if (nl == SP_VL)
@@ -79,11 +81,11 @@ SP_HOT void lop_scatter(float *dst, const float *s, size_t gw, size_t plane,
         vf v[SP_VL];
         vf_load_transposed(sp + e * gw, gw, v);
         for (size_t j = 0; j < SP_VL; j++)
-          vf_store(dp + j * plane + e, v[j]);
+          el_store(dp + j * plane + e, v[j]);
       }
     for (; e < ne; e++)
       for (size_t l = 0; l < nl; l++)
-        dp[l * plane + e] = sp[e * gw + l];
+        dp[l * plane + e] = el_from_f32(sp[e * gw + l]);
   }
 }
 
@@ -94,7 +96,8 @@ static inline sp_geom lop_geom(const sp_geom *g, int has_idx, size_t gw) {
   gs.layout = SIMDPOOL_NHWC;
   gs.n = 1;
   gs.c = gw;
-  gs.xs = gs.ys = gw; /* dense */
+  gs.xs = gs.ys = gw;      /* dense */
+  gs.dtype = SIMDPOOL_F32; /* the scratch's elements */
   if (has_idx && g->index_type != SIMDPOOL_INDEX_U8)
     gs.index_type = SIMDPOOL_INDEX_I32;
   return gs;
@@ -144,7 +147,8 @@ SP_HOT void lop_unused_lanes(const sp_geom *g, void *is, size_t gw, size_t ohw,
     }
 }
 
-/* A channels-last function (an op's NHWC entry point) run on each group. */
+/* A channels-last function (an op's f32 NHWC entry point) run on each
+ * group. */
 typedef void (*lop_fn)(const sp_geom *g, const sp_io *io);
 
 /* The channels-first planes of g in groups of gw (a lop_group width for the
@@ -168,9 +172,9 @@ SP_HOT void lop_run(const sp_geom *g, const sp_io *io, size_t gw, int need_x,
   for (size_t p0 = 0; p0 < planes; p0 += gw) {
     const size_t np = planes - p0 < gw ? planes - p0 : gw;
     if (need_x)
-      lop_gather(xs, gw, io->x + p0 * P, P, P, np);
+      lop_gather(xs, gw, EL_X(io) + p0 * P, P, P, np);
     if (bwd >= 0)
-      lop_gather(ys, gw, io->dy + p0 * Q, Q, Q, np);
+      lop_gather(ys, gw, EL_DY(io) + p0 * Q, Q, Q, np);
     if (idx && bwd > 0) {
       lop_indices(g, io->indices, is, gw, p0, np, 0);
       lop_unused_lanes(g, is, gw, Q, np);
@@ -182,10 +186,10 @@ SP_HOT void lop_run(const sp_geom *g, const sp_io *io, size_t gw, int need_x,
                        .dx = bwd >= 0 ? dxs : NULL};
     fn(&gs, &ios);
     if (bwd >= 0) {
-      lop_scatter(io->dx + p0 * P, dxs, gw, P, P, np);
+      lop_scatter(EL_DX(io) + p0 * P, dxs, gw, P, P, np);
       continue;
     }
-    lop_scatter(io->y + p0 * Q, ys, gw, Q, Q, np);
+    lop_scatter(EL_Y(io) + p0 * Q, ys, gw, Q, Q, np);
     if (idx)
       lop_indices(g, io->indices, is, gw, p0, np, 1);
   }

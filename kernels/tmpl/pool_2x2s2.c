@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* pool_2x2s2.c — the 2x2/stride-2 kernels (no padding), forward and
- * backward, NCHW and NHWC; compiled once per SIMD ISA (kernels/meson.build). */
+ * backward, NCHW and NHWC; compiled once per SIMD ISA and element type
+ * (kernels/meson.build, tmpl/elem.h). */
 #include "tmpl/vec.h"
 
 #include "tmpl/nchw.h"
 
-/* The NHWC entries that the NCHW entries run on groups of planes through
- * the scratch (lop_run; defined below). */
+/* The f32 NHWC entries that the NCHW entries run on groups of planes
+ * through the f32 scratch (lop_run; defined below in the f32 build, whose
+ * symbols the other element types' builds call). */
 void SP_FN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
 void SP_FN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
 void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io);
@@ -67,11 +69,11 @@ static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
 
 /* NCHW: SP_VL outputs need 2*SP_VL inputs of each row; n < SP_VL outputs
  * (a row tail) read exactly 2n. */
-static inline void load_pairs(const float *p, size_t n, vf *even, vf *odd) {
-  load_elems(p, 2 * n, even, odd);
+static inline void load_pairs(const el_t *p, size_t n, vf *even, vf *odd) {
+  el_load_elems(p, 2 * n, even, odd);
 }
-static inline void store_pairs(float *p, size_t n, vf even, vf odd) {
-  store_elems(p, 2 * n, even, odd);
+static inline void store_pairs(el_t *p, size_t n, vf even, vf odd) {
+  el_store_elems(p, 2 * n, even, odd);
 }
 
 /* P2_GATHER: unpooling's backward, y = the tap the index names (no
@@ -159,12 +161,12 @@ static inline vf fwd2x2(int method, int kind, int track, float pv, float inv_p,
  * full blocks load and store whole vectors. */
 SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
                               int track, int pf, int kind, float pv,
-                              float inv_p, const float *r0, const float *r1,
+                              float inv_p, const el_t *r0, const el_t *r1,
                               size_t o, size_t oy, size_t ox, size_t cnt) {
   vf a00, a01, a10, a11;
   if (pf) {
-    prefetch_ahead(r0, 2 * cnt);
-    prefetch_ahead(r1, 2 * cnt);
+    el_prefetch_ahead(r0, 2 * cnt);
+    el_prefetch_ahead(r1, 2 * cnt);
   }
   load_pairs(r0, cnt, &a00, &a01);
   load_pairs(r1, cnt, &a10, &a11);
@@ -181,12 +183,12 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
     const vi tap =
         index_to_tap(g, load_index(io->indices, g->index_type, o, cnt),
                      vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2));
-    store_lanes(io->y + o, select2x2(tap, a00, a01, a10, a11), cnt);
+    el_store_lanes(EL_Y(io) + o, select2x2(tap, a00, a01, a10, a11), cnt);
     return;
   }
   const vf y =
       fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, l, &won);
-  store_lanes(io->y + o, yclamp(g, y), cnt);
+  el_store_lanes(EL_Y(io) + o, yclamp(g, y), cnt);
   if (method == P2_MAX && track)
     store_index(io->indices, g->index_type, o, won, cnt);
 }
@@ -201,8 +203,8 @@ SP_HOT void fwd2x2_nchw_rows(const sp_geom *g, const sp_io *io, int method,
       const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
       const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
       for (size_t oy = 0; oy < g->oh; oy++) {
-        const float *r0 = io->x + px.base + 2 * oy * g->w;
-        const float *r1 = r0 + g->w;
+        const el_t *r0 = EL_X(io) + px.base + 2 * oy * g->w;
+        const el_t *r1 = r0 + g->w;
         const size_t orow = py.base + oy * g->ow;
         FOR_EACH_ROW_BLOCK(g->ow, {
           fwd2x2_nchw_block(g, io, method, track, pf, kind, pv, inv_p,
@@ -227,14 +229,14 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
   const float pv = g->p, inv_p = 1.0f / g->p;
   const int track = method != P2_GATHER && g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * XS;
+    const el_t *xn = EL_X(io) + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const size_t f00 = 2 * oy * g->w + 2 * ox;
-        const float *p00 = xn + f00 * XS, *p10 = p00 + g->w * XS;
+        const el_t *p00 = xn + f00 * XS, *p10 = p00 + g->w * XS;
         const size_t px = (n * g->oh + oy) * g->ow + ox;
         const size_t o = px * C; /* indices: dense */
-        float *yp = io->y + px * g->ys;
+        el_t *yp = EL_Y(io) + px * g->ys;
         /* The pixel's four taps as index values (U8: tap numbers). */
         const int u8 = g->index_type == SIMDPOOL_INDEX_U8;
         const int32_t b = u8 ? 0 : (int32_t)(g->fbase + f00),
@@ -246,20 +248,20 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
           if (method == P2_GATHER) {
             const vi tap = index_to_tap(
                 g, load_index(io->indices, g->index_type, o + c, cn), l[0]);
-            store_lanes(yp + c,
-                        select2x2(tap, load_lanes(p00 + c, cn),
-                                  load_lanes(p00 + XS + c, cn),
-                                  load_lanes(p10 + c, cn),
-                                  load_lanes(p10 + XS + c, cn)),
-                        cn);
+            el_store_lanes(yp + c,
+                           select2x2(tap, el_load_lanes(p00 + c, cn),
+                                     el_load_lanes(p00 + XS + c, cn),
+                                     el_load_lanes(p10 + c, cn),
+                                     el_load_lanes(p10 + XS + c, cn)),
+                           cn);
             continue;
           }
           vi won = vi_set1(0); /* set by MAX with track */
-          const vf y =
-              fwd2x2(method, kind, track, pv, inv_p, load_lanes(p00 + c, cn),
-                     load_lanes(p00 + XS + c, cn), load_lanes(p10 + c, cn),
-                     load_lanes(p10 + XS + c, cn), l, &won);
-          store_lanes(yp + c, yclamp(g, y), cn);
+          const vf y = fwd2x2(
+              method, kind, track, pv, inv_p, el_load_lanes(p00 + c, cn),
+              el_load_lanes(p00 + XS + c, cn), el_load_lanes(p10 + c, cn),
+              el_load_lanes(p10 + XS + c, cn), l, &won);
+          el_store_lanes(yp + c, yclamp(g, y), cn);
           if (method == P2_MAX && track)
             store_index(io->indices, g->index_type, o + c, won, cn);
         }
@@ -295,7 +297,7 @@ static inline size_t p3_band_rows(const sp_geom *g, size_t pixel_bytes) {
 
 /* The bytes of one output element and its index. */
 static inline size_t p3_out_bytes(const sp_geom *g, int with_index) {
-  return sizeof(float) + (with_index ? sp_index_size(g->index_type) : 0);
+  return sizeof(el_t) + (with_index ? sp_index_size(g->index_type) : 0);
 }
 
 /* The eight taps of a window as lanes, the first `half` leaves out
@@ -305,16 +307,16 @@ static inline size_t p3_out_bytes(const sp_geom *g, int with_index) {
  * indices at o are the block's outputs. */
 SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
                           int track, int half, const vf *a, const vi *l,
-                          size_t o, float *yo, size_t cnt) {
+                          size_t o, el_t *yo, size_t cnt) {
   const int t0 = half == P3_BACK ? 4 : 0, t1 = half == P3_FRONT ? 4 : 8;
   if (method == P2_GATHER) {
     /* Exactly one tap of the eight matches; a lane whose tap is in the
      * other half takes that half's pass's value. */
     const vi idx = load_index(io->indices, g->index_type, o, cnt);
-    vf v = half == P3_BACK ? load_lanes(yo, cnt) : a[t0];
+    vf v = half == P3_BACK ? el_load_lanes(yo, cnt) : a[t0];
     for (int t = t0 + 1 - (half == P3_BACK); t < t1; t++)
       v = vf_select(vm_eq_i(idx, l[t]), v, a[t]);
-    store_lanes(yo, v, cnt);
+    el_store_lanes(yo, v, cnt);
     return;
   }
   if (!track && half == P3_BOTH &&
@@ -324,13 +326,13 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
      * and the back replaces the front where greater. */
     const vf f = max2x2_plain(a[0], a[1], a[2], a[3]);
     const vf b = max2x2_plain(a[4], a[5], a[6], a[7]);
-    store_lanes(yo, yclamp(g, vf_max_x86(b, f)), cnt);
+    el_store_lanes(yo, yclamp(g, vf_max_x86(b, f)), cnt);
     return;
   }
   vi wf = vi_set1(0), wb = vi_set1(0); /* set with track */
   vf front;
   if (half == P3_BACK) { /* the front as P3_FRONT left it */
-    front = load_lanes(yo, cnt);
+    front = el_load_lanes(yo, cnt);
     if (track)
       wf = load_index(io->indices, g->index_type, o, cnt);
   } else {
@@ -338,7 +340,7 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
         fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], l, &wf);
   }
   if (half == P3_FRONT) { /* unclamped: P3_BACK compares it */
-    store_lanes(yo, front, cnt);
+    el_store_lanes(yo, front, cnt);
     if (track)
       store_index(io->indices, g->index_type, o, wf, cnt);
     return;
@@ -346,7 +348,7 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
   const vf back =
       fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], l + 4, &wb);
   const vm later = mx_replaces(back, front);
-  store_lanes(yo, yclamp(g, vf_select(later, front, back)), cnt);
+  el_store_lanes(yo, yclamp(g, vf_select(later, front, back)), cnt);
   if (track)
     store_index(io->indices, g->index_type, o, vi_select(later, wf, wb), cnt);
 }
@@ -371,17 +373,17 @@ SP_HOT void fwd2x2x2_nhwc_rows(const sp_geom *g0, const sp_io *io0, int method,
   taps2x2x2(0, g->w, hw, off);
   taps2x2x2(u8, g->w, hw, lab);
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * sp_in_plane(g) * XS;
+    const el_t *xn = EL_X(io) + n * sp_in_plane(g) * XS;
     for (size_t od = 0; od < g->od; od++) {
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           const size_t f00 = (2 * od * g->h + 2 * oy) * g->w + 2 * ox;
           const size_t px = ((n * g->od + od) * g->oh + oy) * g->ow + ox;
           const size_t o = px * C; /* indices: dense */
-          const float *p = xn + f00 * XS;
-          float *yp = io->y + px * g->ys;
-          vi l[8];            /* the pixel's taps as index values */
-          const float *tp[8]; /* and where they are */
+          const el_t *p = xn + f00 * XS;
+          el_t *yp = EL_Y(io) + px * g->ys;
+          vi l[8];           /* the pixel's taps as index values */
+          const el_t *tp[8]; /* and where they are */
           for (int t = 0; t < 8; t++) {
             l[t] = vi_set1((u8 ? 0 : (int32_t)(g->fbase + f00)) + lab[t]);
             tp[t] = p + (size_t)off[t] * XS;
@@ -390,7 +392,7 @@ SP_HOT void fwd2x2x2_nhwc_rows(const sp_geom *g0, const sp_io *io0, int method,
             const size_t cn = C - c < SP_VL ? C - c : SP_VL;
             vf a[8];
             for (int t = 0; t < 8; t++)
-              a[t] = load_lanes(tp[t] + c, cn);
+              a[t] = el_load_lanes(tp[t] + c, cn);
             fwd2x2x2_taps(g, io, method, track, P3_BOTH, a, l, o + c, yp + c,
                           cn);
           }
@@ -410,7 +412,7 @@ SP_HOT void fwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
 /* NCHW: one block of cnt outputs at (od, oy, ox); r0 is the window's first
  * input row (front slice), hw the elements of one slice. */
 SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
-                                int track, int half, const float *r0, size_t hw,
+                                int track, int half, const el_t *r0, size_t hw,
                                 size_t o, size_t od, size_t oy, size_t ox,
                                 size_t cnt) {
   vf a[8];
@@ -436,7 +438,7 @@ SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
   vi l[8];
   for (int t = 0; t < 8; t++)
     l[t] = vi_add(base, vi_set1(lab[t]));
-  fwd2x2x2_taps(g, io, method, track, half, a, l, o, io->y + o, cnt);
+  fwd2x2x2_taps(g, io, method, track, half, a, l, o, EL_Y(io) + o, cnt);
 }
 
 /* Output rows [oy0, oy1) of slice od of the plane at px (x), py (y). */
@@ -446,7 +448,7 @@ SP_HOT void fwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int method,
                                size_t oy1) {
   const size_t hw = g->h * g->w;
   for (size_t oy = oy0; oy < oy1; oy++) {
-    const float *r0 = io->x + px->base + (2 * od * g->h + 2 * oy) * g->w;
+    const el_t *r0 = EL_X(io) + px->base + (2 * od * g->h + 2 * oy) * g->w;
     const size_t orow = py->base + (od * g->oh + oy) * g->ow;
     if (half == P3_BOTH)
       FOR_EACH_ROW_BLOCK(g->ow, {
@@ -486,19 +488,19 @@ SP_HOT void fwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
   }
 }
 
-void SP_FN(sp_maxpool_fwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     fwd2x2x2_nchw_body(g, io, P2_MAX, 0);
   else
     fwd2x2x2_nchw_body(g, io, P2_MAX, 1);
 }
-void SP_FN(sp_maxpool_fwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2x2_nhwc_body(g, io, P2_MAX);
 }
-void SP_FN(sp_unpool_bwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_unpool_bwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2x2_nchw_body(g, io, P2_GATHER, 0);
 }
-void SP_FN(sp_unpool_bwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_unpool_bwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2x2_nhwc_body(g, io, P2_GATHER);
 }
 
@@ -527,31 +529,33 @@ SP_HOT void fwd2x2_nchw(const sp_geom *g, const sp_io *io, int method,
     fwd2x2_nchw_body(g, io, method, track);
 }
 
-void SP_FN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     fwd2x2_nchw(g, io, P2_MAX, 0);
   else
     fwd2x2_nchw(g, io, P2_MAX, 1);
 }
-void SP_FN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_MAX);
 }
-void SP_FN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
+void SP_KFN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw(g, io, P2_AVG, 0);
 }
-void SP_FN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_AVG);
 }
-void SP_FN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw(g, io, P2_LP, 0);
 }
-void SP_FN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_LP);
 }
-void SP_FN(sp_unpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#endif
+void SP_KFN(sp_unpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw_body(g, io, P2_GATHER, 0);
 }
-void SP_FN(sp_unpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_unpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nhwc_body(g, io, P2_GATHER);
 }
 
@@ -584,7 +588,7 @@ static inline vf bwd2x2_share(int mode, vf dy) {
 /* One block of cnt outputs at (oy, ox): r0 is x's row 2oy (BWD_MAX), d0 and
  * d1 dx's rows 2oy and 2oy + 1, o the block's first output. */
 SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
-                              const float *r0, float *d0, float *d1, size_t o,
+                              const el_t *r0, el_t *d0, el_t *d1, size_t o,
                               size_t oy, size_t ox, size_t cnt, int rows) {
   vi tap = vi_set1(0);
   if (mode == BWD_MAX) {
@@ -596,7 +600,7 @@ SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     const vi base = vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2);
     tap = index_to_tap(g, load_index(io->indices, g->index_type, o, cnt), base);
   }
-  const vf share = bwd2x2_share(mode, load_lanes(io->dy + o, cnt));
+  const vf share = bwd2x2_share(mode, el_load_lanes(EL_DY(io) + o, cnt));
   vm m00, m01, m10, m11;
   bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
   const vf z = vf_zero();
@@ -614,11 +618,11 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
     for (size_t c = 0; c < g->c; c++) {
       const sp_plane px = sp_plane_of(g, n, c, g->h, g->w);
       const sp_plane py = sp_plane_of(g, n, c, g->oh, g->ow);
-      float *dxp = io->dx + px.base;
+      el_t *dxp = EL_DX(io) + px.base;
       for (size_t oy = 0; oy < g->oh; oy++) {
-        const float *r0 =
-            mode == BWD_MAX ? io->x + px.base + 2 * oy * g->w : NULL;
-        float *d0 = dxp + 2 * oy * g->w, *d1 = d0 + g->w;
+        const el_t *r0 =
+            mode == BWD_MAX ? EL_X(io) + px.base + 2 * oy * g->w : NULL;
+        el_t *d0 = dxp + 2 * oy * g->w, *d1 = d0 + g->w;
         const size_t orow = py.base + oy * g->ow;
         /* dx elements are stored here, not added to. */
         /* Beyond L2, dx row 2oy first, then row 2oy + 1 (each block done
@@ -631,7 +635,7 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
                               1);
           });
           if (cov_w < g->w)
-            zero_tensor(d0 + cov_w, g->w - cov_w);
+            el_zero(d0 + cov_w, g->w - cov_w);
           FOR_EACH_ROW_BLOCK(g->ow, {
             bwd2x2_nchw_block(g, io, mode, r0, d0, d1, orow + ox, oy, ox, cnt,
                               2);
@@ -642,12 +646,12 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
                               3);
           });
           if (cov_w < g->w)
-            zero_tensor(d0 + cov_w, g->w - cov_w);
+            el_zero(d0 + cov_w, g->w - cov_w);
         }
         if (cov_w < g->w) /* (a memset call per row costs) */
-          zero_tensor(d1 + cov_w, g->w - cov_w);
+          el_zero(d1 + cov_w, g->w - cov_w);
       }
-      zero_tensor(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
+      el_zero(dxp + cov_h * g->w, (g->h - cov_h) * g->w);
     }
   }
 }
@@ -655,43 +659,44 @@ SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
 SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
   const size_t C = g->c, XS = g->xs, cov_w = 2 * g->ow, cov_h = 2 * g->oh;
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x ? io->x + n * g->h * g->w * XS : NULL;
-    float *dxn = io->dx + n * g->h * g->w * XS;
+    const el_t *xn = io->xv ? EL_X(io) + n * g->h * g->w * XS : NULL;
+    el_t *dxn = EL_DX(io) + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
       for (size_t ox = 0; ox < g->ow; ox++) {
         const size_t f00 = 2 * oy * g->w + 2 * ox;
         const size_t px = (n * g->oh + oy) * g->ow + ox;
         const size_t o = px * C; /* indices: dense */
-        const float *dyp = io->dy + px * g->ys;
+        const el_t *dyp = EL_DY(io) + px * g->ys;
         const vi base = vi_set1((int32_t)(g->fbase + f00));
-        float *d00 = dxn + f00 * XS, *d10 = d00 + g->w * XS;
+        el_t *d00 = dxn + f00 * XS, *d10 = d00 + g->w * XS;
         for (size_t c = 0; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           vi tap = vi_set1(0);
           if (mode == BWD_MAX) {
-            const float *p00 = xn + f00 * XS + c, *p10 = p00 + g->w * XS;
-            max2x2(load_lanes(p00, cn), load_lanes(p00 + XS, cn),
-                   load_lanes(p10, cn), load_lanes(p10 + XS, cn), &tap);
+            const el_t *p00 = xn + f00 * XS + c, *p10 = p00 + g->w * XS;
+            max2x2(el_load_lanes(p00, cn), el_load_lanes(p00 + XS, cn),
+                   el_load_lanes(p10, cn), el_load_lanes(p10 + XS, cn), &tap);
           } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
             tap = index_to_tap(
                 g, load_index(io->indices, g->index_type, o + c, cn), base);
           }
-          const vf share = bwd2x2_share(mode, load_lanes(dyp + c, cn));
+          const vf share = bwd2x2_share(mode, el_load_lanes(dyp + c, cn));
           vm m00, m01, m10, m11;
           bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
           const vf z = vf_zero();
-          store_lanes(d00 + c, vf_select(m00, z, share), cn);
-          store_lanes(d00 + XS + c, vf_select(m01, z, share), cn);
-          store_lanes(d10 + c, vf_select(m10, z, share), cn);
-          store_lanes(d10 + XS + c, vf_select(m11, z, share), cn);
+          el_store_lanes(d00 + c, vf_select(m00, z, share), cn);
+          el_store_lanes(d00 + XS + c, vf_select(m01, z, share), cn);
+          el_store_lanes(d10 + c, vf_select(m10, z, share), cn);
+          el_store_lanes(d10 + XS + c, vf_select(m11, z, share), cn);
         }
       }
       if (cov_w < g->w) {
-        zero_px(dxn + (2 * oy * g->w + cov_w) * XS, g->w - cov_w, C, XS);
-        zero_px(dxn + ((2 * oy + 1) * g->w + cov_w) * XS, g->w - cov_w, C, XS);
+        el_zero_px(dxn + (2 * oy * g->w + cov_w) * XS, g->w - cov_w, C, XS);
+        el_zero_px(dxn + ((2 * oy + 1) * g->w + cov_w) * XS, g->w - cov_w, C,
+                   XS);
       }
     }
-    zero_px(dxn + cov_h * g->w * XS, (g->h - cov_h) * g->w, C, XS);
+    el_zero_px(dxn + cov_h * g->w * XS, (g->h - cov_h) * g->w, C, XS);
   }
 }
 
@@ -705,19 +710,19 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
   taps2x2x2(0, g->w, hw, off);
   taps2x2x2(u8, g->w, hw, lab);
   for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x ? io->x + n * sp_in_plane(g) * XS : NULL;
-    float *dxn = io->dx + n * sp_in_plane(g) * XS;
+    const el_t *xn = io->xv ? EL_X(io) + n * sp_in_plane(g) * XS : NULL;
+    el_t *dxn = EL_DX(io) + n * sp_in_plane(g) * XS;
     for (size_t od = 0; od < g->od; od++) {
-      float *s0 = dxn + 2 * od * hw * XS; /* the window's first slice */
+      el_t *s0 = dxn + 2 * od * hw * XS; /* the window's first slice */
       for (size_t oy = 0; oy < g->oh; oy++) {
         for (size_t ox = 0; ox < g->ow; ox++) {
           const size_t f00 = (2 * od * g->h + 2 * oy) * g->w + 2 * ox;
           const size_t px = ((n * g->od + od) * g->oh + oy) * g->ow + ox;
           const size_t o = px * C; /* indices: dense */
-          const float *dyp = io->dy + px * g->ys;
-          vi l[8];            /* the pixel's taps as index values */
-          const float *xp[8]; /* where they are in x (BWD_MAX) */
-          float *dp[8];       /* and in dx */
+          const el_t *dyp = EL_DY(io) + px * g->ys;
+          vi l[8];           /* the pixel's taps as index values */
+          const el_t *xp[8]; /* where they are in x (BWD_MAX) */
+          el_t *dp[8];       /* and in dx */
           for (int t = 0; t < 8; t++) {
             l[t] = vi_set1((u8 ? 0 : (int32_t)(g->fbase + f00)) + lab[t]);
             xp[t] = mode == BWD_MAX ? xn + (f00 + (size_t)off[t]) * XS : NULL;
@@ -730,7 +735,7 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
               /* The winner as in forward, as a tap number. */
               vf a[8];
               for (int t = 0; t < 8; t++)
-                a[t] = load_lanes(xp[t] + c, cn);
+                a[t] = el_load_lanes(xp[t] + c, cn);
               vi tf, tb;
               const vf front = max2x2(a[0], a[1], a[2], a[3], &tf);
               const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
@@ -743,23 +748,23 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
               for (int t = 0; t < 8; t++)
                 m[t] = vm_eq_i(idx, l[t]);
             }
-            const vf share = bwd2x2_share(mode, load_lanes(dyp + c, cn));
+            const vf share = bwd2x2_share(mode, el_load_lanes(dyp + c, cn));
             const vf z = vf_zero();
             for (int t = 0; t < 8; t++)
-              store_lanes(dp[t] + c, vf_select(m[t], z, share), cn);
+              el_store_lanes(dp[t] + c, vf_select(m[t], z, share), cn);
           }
         }
         if (cov_w < g->w)
           for (size_t s = 0; s < 2; s++)
             for (size_t r = 0; r < 2; r++)
-              zero_px(s0 + (s * hw + (2 * oy + r) * g->w + cov_w) * XS,
-                      g->w - cov_w, C, XS);
+              el_zero_px(s0 + (s * hw + (2 * oy + r) * g->w + cov_w) * XS,
+                         g->w - cov_w, C, XS);
       }
       for (size_t s = 0; s < 2; s++)
-        zero_px(s0 + (s * hw + cov_h * g->w) * XS, (g->h - cov_h) * g->w, C,
-                XS);
+        el_zero_px(s0 + (s * hw + cov_h * g->w) * XS, (g->h - cov_h) * g->w, C,
+                   XS);
     }
-    zero_px(dxn + cov_d * hw * XS, (g->d - cov_d) * hw, C, XS);
+    el_zero_px(dxn + cov_d * hw * XS, (g->d - cov_d) * hw, C, XS);
   }
 }
 
@@ -790,7 +795,7 @@ static inline void p3_dx_rows(int mode, int half, int *r0, int *r1) {
 }
 
 SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
-                                int half, const float *r0, float *d0, size_t hw,
+                                int half, const el_t *r0, el_t *d0, size_t hw,
                                 size_t o, size_t od, size_t oy, size_t ox,
                                 size_t cnt, uint8_t *taps, float *fronts) {
   vm m[8];
@@ -806,7 +811,7 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
       tap = vi_load_u8(taps + ox);
     } else {
       vf a[8];
-      const float *p = r0 + 2 * ox;
+      const el_t *p = r0 + 2 * ox;
       vi tf = vi_set1(0), tb;
       vf front;
       if (half != P3_BACK) {
@@ -848,9 +853,9 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
     for (int t = 0; t < 8; t++)
       m[t] = vm_eq_i(idx, vi_add(base, vi_set1(off[t])));
   }
-  const vf share = bwd2x2_share(mode, load_lanes(io->dy + o, cnt));
+  const vf share = bwd2x2_share(mode, el_load_lanes(EL_DY(io) + o, cnt));
   const vf z = vf_zero();
-  float *rows[4] = {d0, d0 + g->w, d0 + hw, d0 + hw + g->w};
+  el_t *rows[4] = {d0, d0 + g->w, d0 + hw, d0 + hw + g->w};
   for (int r = r0_; r < r1_; r++)
     store_pairs(rows[r] + 2 * ox, cnt, vf_select(m[2 * r], z, share),
                 vf_select(m[2 * r + 1], z, share));
@@ -864,13 +869,13 @@ SP_HOT void bwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int mode,
                                size_t od, size_t oy0, size_t oy1, uint8_t *taps,
                                float *fronts) {
   const size_t hw = g->h * g->w, cov_w = 2 * g->ow;
-  float *s0 = io->dx + px->base + 2 * od * hw; /* the front slice */
+  el_t *s0 = EL_DX(io) + px->base + 2 * od * hw; /* the front slice */
   int r0_, r1_;
   p3_dx_rows(mode, half, &r0_, &r1_);
   for (size_t oy = oy0; oy < oy1; oy++) {
     const size_t at = 2 * oy * g->w;
-    const float *r0 =
-        mode == BWD_MAX ? io->x + px->base + 2 * od * hw + at : NULL;
+    const el_t *r0 =
+        mode == BWD_MAX ? EL_X(io) + px->base + 2 * od * hw + at : NULL;
     const size_t orow = py->base + (od * g->oh + oy) * g->ow;
     const size_t ro = half == P3_BOTH ? 0 : (oy - oy0) * p3_scratch_row(g);
     FOR_EACH_ROW_BLOCK(g->ow, {
@@ -879,9 +884,9 @@ SP_HOT void bwd2x2x2_nchw_rows(const sp_geom *g, const sp_io *io, int mode,
     });
     if (cov_w < g->w)
       for (int r = r0_; r < r1_; r++)
-        zero_tensor(s0 + at + (size_t)(r & 1) * g->w + (size_t)(r >> 1) * hw +
-                        cov_w,
-                    g->w - cov_w);
+        el_zero(s0 + at + (size_t)(r & 1) * g->w + (size_t)(r >> 1) * hw +
+                    cov_w,
+                g->w - cov_w);
   }
 }
 
@@ -899,9 +904,9 @@ SP_HOT void bwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
     for (size_t c = 0; c < g->c; c++) {
       const sp_plane px = sp_plane_of(g, n, c, g->d * g->h, g->w);
       const sp_plane py = sp_plane_of(g, n, c, g->od * g->oh, g->ow);
-      float *dxp = io->dx + px.base;
+      el_t *dxp = EL_DX(io) + px.base;
       for (size_t od = 0; od < g->od; od++) {
-        float *s0 = dxp + 2 * od * hw; /* the front slice of the pair */
+        el_t *s0 = dxp + 2 * od * hw; /* the front slice of the pair */
         for (size_t oy = 0; oy < g->oh; oy += band) {
           const size_t oy1 = g->oh - oy < band ? g->oh : oy + band;
           if (split) {
@@ -917,30 +922,36 @@ SP_HOT void bwd2x2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
                                taps, fronts);
           }
         }
-        zero_tensor(s0 + cov_h * g->w, (g->h - cov_h) * g->w);
-        zero_tensor(s0 + hw + cov_h * g->w, (g->h - cov_h) * g->w);
+        el_zero(s0 + cov_h * g->w, (g->h - cov_h) * g->w);
+        el_zero(s0 + hw + cov_h * g->w, (g->h - cov_h) * g->w);
       }
-      zero_tensor(dxp + 2 * g->od * hw, (g->d - 2 * g->od) * hw);
+      el_zero(dxp + 2 * g->od * hw, (g->d - 2 * g->od) * hw);
     }
   }
 }
 
-void SP_FN(sp_maxpool_bwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
+void SP_KFN(sp_maxpool_bwd_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2x2_nchw_body(g, io, BWD_MAX);
 }
-void SP_FN(sp_maxpool_bwd_idx_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_bwd_idx_2x2x2s2_nchw)(const sp_geom *g,
+                                             const sp_io *io) {
   bwd2x2x2_nchw_body(g, io, BWD_MAX_IDX);
 }
-void SP_FN(sp_unpool_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#endif
+void SP_KFN(sp_unpool_2x2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2x2_nchw_body(g, io, BWD_UNPOOL);
 }
-void SP_FN(sp_maxpool_bwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+#if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
+void SP_KFN(sp_maxpool_bwd_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2x2_nhwc_body(g, io, BWD_MAX);
 }
-void SP_FN(sp_maxpool_bwd_idx_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_bwd_idx_2x2x2s2_nhwc)(const sp_geom *g,
+                                             const sp_io *io) {
   bwd2x2x2_nhwc_body(g, io, BWD_MAX_IDX);
 }
-void SP_FN(sp_unpool_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+#endif
+void SP_KFN(sp_unpool_2x2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2x2_nhwc_body(g, io, BWD_UNPOOL);
 }
 
@@ -959,27 +970,31 @@ SP_HOT void bwd2x2_nchw(const sp_geom *g, const sp_io *io, int mode) {
     bwd2x2_nchw_body(g, io, mode);
 }
 
-void SP_FN(sp_maxpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
+void SP_KFN(sp_maxpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw(g, io, BWD_MAX);
 }
-void SP_FN(sp_maxpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_MAX);
 }
-void SP_FN(sp_maxpool_bwd_idx_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_bwd_idx_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw(g, io, BWD_MAX_IDX);
 }
-void SP_FN(sp_maxpool_bwd_idx_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_bwd_idx_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_MAX_IDX);
 }
-void SP_FN(sp_unpool_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#endif
+void SP_KFN(sp_unpool_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw_body(g, io, BWD_UNPOOL);
 }
-void SP_FN(sp_unpool_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_unpool_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_UNPOOL);
 }
-void SP_FN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+#if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
+void SP_KFN(sp_avgpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nchw(g, io, BWD_AVG);
 }
-void SP_FN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_avgpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
   bwd2x2_nhwc_body(g, io, BWD_AVG);
 }
+#endif

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+/* pool_2x2s2.c's kernels for u8 elements (tmpl/elem.h). */
+#define SP_EL_U8 1
+#include "tmpl/pool_2x2s2.c"
