@@ -253,6 +253,15 @@ static inline void vi_store_u8(uint8_t *p, vi v) {
 static inline vf vf_load_bf16(const uint16_t *p) {
   return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
 }
+/* 2*SP_VL bf16 elements at p as their even and odd elements, widened:
+ * each 32-bit lane of one load holds an even element in its low half and
+ * the odd one after it in its high half (little-endian), so a shift and a
+ * mask do both the split and the widening. */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+  const uint32x4_t u = vreinterpretq_u32_u16(vld1q_u16(p));
+  *even = vreinterpretq_f32_u32(vshlq_n_u32(u, 16));
+  *odd = vreinterpretq_f32_u32(vandq_u32(u, vdupq_n_u32(0xffff0000u)));
+}
 /* FCVTL (exact for numbers) quietens a signalling NaN: NaN lanes are
  * rebuilt from their bits, sign | 0x7f800000 | payload << 13. */
 static inline vf vf_load_f16(const uint16_t *p) {

@@ -259,11 +259,25 @@ static inline vf vf_load_bf16(const uint16_t *p) {
   const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
 }
+/* 2*SP_VL bf16 elements at p as their even and odd elements, widened:
+ * each 32-bit lane of one load holds an even element in its low half and
+ * the odd one after it in its high half (little-endian), so a shift and a
+ * mask do both the split and the widening. */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+  const __m256i u = _mm256_loadu_si256((const __m256i *)p);
+  *even = _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+  *odd = _mm256_castsi256_ps(
+      _mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u)));
+}
 /* F16C's conversion (exact for numbers; dispatch runs AVX2 only where the
  * CPU has F16C) quietens a signalling NaN: NaN lanes are rebuilt from
  * their bits, sign | 0x7f800000 | payload << 13. */
 static inline vf vf_load_f16(const uint16_t *p) {
   const __m128i h = _mm_loadu_si128((const __m128i *)p);
+  const vf f = _mm256_cvtph_ps(h);
+  /* The common case, no NaN (a quietened one is still a NaN): as is. */
+  if (!_mm256_movemask_ps(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)))
+    return f;
   const __m256i u = _mm256_cvtepu16_epi32(h);
   const __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7fff));
   const __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7c00));
@@ -271,7 +285,7 @@ static inline vf vf_load_f16(const uint16_t *p) {
       _mm256_and_si256(_mm256_slli_epi32(u, 16),
                        _mm256_set1_epi32((int)0x80000000u)),
       _mm256_or_si256(_mm256_slli_epi32(a, 13), _mm256_set1_epi32(0x70000000)));
-  return _mm256_blendv_ps(_mm256_cvtph_ps(h), _mm256_castsi256_ps(bits),
+  return _mm256_blendv_ps(f, _mm256_castsi256_ps(bits),
                           _mm256_castsi256_ps(nan));
 }
 /* Eight lanes of at most 0xffff as eight uint16. */
@@ -292,7 +306,16 @@ static inline __m256i sp_avx2_bf16_rne(__m256i u) {
 static inline __m256i sp_avx2_nan(vf v) {
   return _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
+/* Every store below first tests for NaN lanes: without them (the common
+ * case) rounding is all there is. */
+static inline int sp_avx2_any_nan(vf v) {
+  return _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0;
+}
 static inline void vf_store_bf16(uint16_t *p, vf v) {
+  if (!sp_avx2_any_nan(v)) {
+    sp_avx2_store16(p, sp_avx2_bf16_rne(_mm256_castps_si256(v)));
+    return;
+  }
   sp_avx2_store16(
       p, _mm256_blendv_epi8(sp_avx2_bf16_rne(_mm256_castps_si256(v)),
                             _mm256_set1_epi32(0x7fc0), sp_avx2_nan(v)));
@@ -301,6 +324,10 @@ static inline void vf_store_bf16(uint16_t *p, vf v) {
  * lower ones: then the canonical NaN. */
 static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
   const __m256i u = _mm256_castps_si256(v);
+  if (!sp_avx2_any_nan(v)) {
+    sp_avx2_store16(p, sp_avx2_bf16_rne(u));
+    return;
+  }
   const __m256i hi = _mm256_srli_epi32(u, 16);
   const __m256i nan = sp_avx2_nan(v);
   const __m256i none = _mm256_cmpeq_epi32(
@@ -314,12 +341,22 @@ static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
  * underflow, overflow to inf, whatever MXCSR says); NaN lanes are set
  * apart. */
 static inline void vf_store_f16(uint16_t *p, vf v) {
+  if (!sp_avx2_any_nan(v)) {
+    _mm_storeu_si128((__m128i *)p,
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    return;
+  }
   const __m256i h =
       _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
   sp_avx2_store16(
       p, _mm256_blendv_epi8(h, _mm256_set1_epi32(0x7e00), sp_avx2_nan(v)));
 }
 static inline void vf_store_f16_keep(uint16_t *p, vf v) {
+  if (!sp_avx2_any_nan(v)) {
+    _mm_storeu_si128((__m128i *)p,
+                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    return;
+  }
   const __m256i u = _mm256_castps_si256(v);
   const __m256i pay =
       _mm256_and_si256(_mm256_srli_epi32(u, 13), _mm256_set1_epi32(0x3ff));

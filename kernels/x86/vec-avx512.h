@@ -272,19 +272,32 @@ static inline vf vf_load_bf16(const uint16_t *p) {
       _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
   return _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
 }
+/* 2*SP_VL bf16 elements at p as their even and odd elements, widened:
+ * each 32-bit lane of one load holds an even element in its low half and
+ * the odd one after it in its high half (little-endian), so a shift and a
+ * mask do both the split and the widening. */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+  const __m512i u = _mm512_loadu_si512((const void *)p);
+  *even = _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+  *odd = _mm512_castsi512_ps(
+      _mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u)));
+}
 /* F16C's conversion (exact for numbers) quietens a signalling NaN: NaN
  * lanes are rebuilt from their bits, sign | 0x7f800000 | payload << 13. */
 static inline vf vf_load_f16(const uint16_t *p) {
   const __m256i h = _mm256_loadu_si256((const __m256i *)p);
+  const vf f = _mm512_cvtph_ps(h);
+  /* The common case, no NaN (a quietened one is still a NaN): as is. */
+  const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+  if (!nan)
+    return f;
   const __m512i u = _mm512_cvtepu16_epi32(h);
   const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7fff));
-  const __mmask16 nan = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x7c00));
   const __m512i bits = _mm512_or_si512(
       _mm512_and_si512(_mm512_slli_epi32(u, 16),
                        _mm512_set1_epi32((int)0x80000000u)),
       _mm512_or_si512(_mm512_slli_epi32(a, 13), _mm512_set1_epi32(0x70000000)));
-  return _mm512_mask_blend_ps(nan, _mm512_cvtph_ps(h),
-                              _mm512_castsi512_ps(bits));
+  return _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(bits));
 }
 /* bf16 bits (in the low half of each lane) of v rounded to nearest even;
  * NaN lanes are left to the callers. */
@@ -295,8 +308,15 @@ static inline __m512i sp_avx512_bf16_rne(__m512i u) {
       _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd),
       16);
 }
+/* Every store below first tests for NaN lanes: without them (the common
+ * case) rounding is all there is. */
 static inline void vf_store_bf16(uint16_t *p, vf v) {
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  if (!nan) {
+    _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(sp_avx512_bf16_rne(
+                                          _mm512_castps_si512(v))));
+    return;
+  }
   const __m512i r =
       _mm512_mask_mov_epi32(sp_avx512_bf16_rne(_mm512_castps_si512(v)), nan,
                             _mm512_set1_epi32(0x7fc0));
@@ -306,8 +326,13 @@ static inline void vf_store_bf16(uint16_t *p, vf v) {
  * lower ones: then the canonical NaN. */
 static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
   const __m512i u = _mm512_castps_si512(v);
-  const __m512i hi = _mm512_srli_epi32(u, 16);
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  if (!nan) {
+    _mm256_storeu_si256((__m256i *)p,
+                        _mm512_cvtepi32_epi16(sp_avx512_bf16_rne(u)));
+    return;
+  }
+  const __m512i hi = _mm512_srli_epi32(u, 16);
   const __mmask16 pay =
       _mm512_mask_test_epi32_mask(nan, hi, _mm512_set1_epi32(0x7f));
   __m512i r = _mm512_mask_mov_epi32(sp_avx512_bf16_rne(u), nan,
@@ -322,12 +347,22 @@ static inline void vf_store_f16(uint16_t *p, vf v) {
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   const __m256i h =
       _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if (!nan) {
+    _mm256_storeu_si256((__m256i *)p, h);
+    return;
+  }
   _mm256_storeu_si256(
       (__m256i *)p, _mm256_mask_blend_epi16(nan, h, _mm256_set1_epi16(0x7e00)));
 }
 static inline void vf_store_f16_keep(uint16_t *p, vf v) {
-  const __m512i u = _mm512_castps_si512(v);
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  if (!nan) {
+    _mm256_storeu_si256(
+        (__m256i *)p,
+        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return;
+  }
+  const __m512i u = _mm512_castps_si512(v);
   const __m512i pay =
       _mm512_and_si512(_mm512_srli_epi32(u, 13), _mm512_set1_epi32(0x3ff));
   const __mmask16 keep = _mm512_mask_test_epi32_mask(nan, pay, pay);

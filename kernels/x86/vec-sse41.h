@@ -225,6 +225,15 @@ static inline vf vf_load_bf16(const uint16_t *p) {
   const __m128i u = _mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)p));
   return _mm_castsi128_ps(_mm_slli_epi32(u, 16));
 }
+/* 2*SP_VL bf16 elements at p as their even and odd elements, widened:
+ * each 32-bit lane of one load holds an even element in its low half and
+ * the odd one after it in its high half (little-endian), so a shift and a
+ * mask do both the split and the widening. */
+static inline void vf_load_bf16_pairs(const uint16_t *p, vf *even, vf *odd) {
+  const __m128i u = _mm_loadu_si128((const __m128i *)p);
+  *even = _mm_castsi128_ps(_mm_slli_epi32(u, 16));
+  *odd = _mm_castsi128_ps(_mm_and_si128(u, _mm_set1_epi32((int)0xffff0000u)));
+}
 /* SSE4.1 has no F16C. The magnitude's bits moved to f32's places and
  * scaled by 2^112 is the value exactly, normal or subnormal (the kernels
  * run without DAZ); inf and NaN lanes are rebuilt from their bits. */
