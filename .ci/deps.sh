@@ -27,8 +27,10 @@ bench_pkgs=(g++ libbenchmark-dev gnuplot-nox)
 # The test suites: Check; libpthreadpool-dev for the pthreadpool adapter and its test;
 # cmake for the CMake consumer (.ci/consumer.sh); qemu-user for the older-CPU runs
 # (qemu-x86_64) and the aarch64 suites (qemu-aarch64); clang-14, libclang-rt-14-dev
-# (libFuzzer) and llvm-14 (llvm-symbolizer) for .ci/fuzz.sh.
-test_pkgs=(check libpthreadpool-dev cmake qemu-user clang-14 libclang-rt-14-dev llvm-14)
+# (libFuzzer) and llvm-14 (llvm-symbolizer) for .ci/fuzz.sh; ccache, with which the
+# consumer stage's install build takes the native stage's objects (.ci/test.sh).
+test_pkgs=(check libpthreadpool-dev cmake qemu-user clang-14 libclang-rt-14-dev llvm-14
+           ccache)
 # aarch64 cross testing (the NEON variant under qemu-user): cross compilers (with their
 # binutils) and the arm64 multiarch libraries the cross build links
 # (.ci/cross/aarch64-linux-gnu.ini).

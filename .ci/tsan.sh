@@ -4,13 +4,21 @@
 # their first simdpool calls at once with shared plans and a shared pool
 # (concurrency), and the parallel entry points over 1, 2, 3 and 8 threads
 # (parallel), and those entry points on a pool whose tasks run with FTZ|DAZ set
-# (fpenv). Any data race report fails the run.
+# (fpenv). Any data race report fails the run. With a native build's directory
+# (bash .ci/tsan.sh build-test) only the x86 SIMD variant AUTO picks is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+native=${1:-}
+isa_opts=()
+# With a native build's directory: the one x86 SIMD variant AUTO picks here
+# (.ci/widest-isa.sh), whose kernels the suites run; the threading code is the same.
+if [ -n "$native" ]; then
+  read -r -a isa_opts <<<"$(bash .ci/widest-isa.sh "$native")"
+fi
 rm -rf build-tsan
 meson setup build-tsan --buildtype=debugoptimized --werror -Db_sanitize=thread \
-  -Dbench=disabled -Dexamples=false >/dev/null
+  -Dbench=disabled -Dexamples=false "${isa_opts[@]}" >/dev/null
 ninja -C build-tsan tests/test_concurrency tests/test_parallel tests/test_fpenv
 # halt_on_error: the first race fails the test; Check runs in-process
 # (CK_FORK=no) so ThreadSanitizer sees one process.
