@@ -289,13 +289,35 @@ static inline void vf_store_bf16(uint16_t *p, vf v) {
 }
 /* A NaN keeps its upper 16 bits, unless its payload lies only in the
  * lower ones: then the canonical NaN. */
-static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+static inline uint16x4_t sp_neon_bf16_keep(vf v) {
   const uint32x4_t u = vreinterpretq_u32_f32(v);
   const uint16x4_t hi = vshrn_n_u32(u, 16);
   const uint16x4_t nan = sp_neon_nan16(v);
   const uint16x4_t nan_r =
       vbsl_u16(vtst_u16(hi, vdup_n_u16(0x7f)), hi, vdup_n_u16(0x7fc0));
-  vst1_u16(p, vbsl_u16(nan, nan_r, sp_neon_bf16_rne(u)));
+  return vbsl_u16(nan, nan_r, sp_neon_bf16_rne(u));
+}
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  vst1_u16(p, sp_neon_bf16_keep(v));
+}
+/* even and odd interleaved into 2*SP_VL elements at p, each narrowed as
+ * by vf_store_bf16_keep: the even result in the low half of a 32-bit lane,
+ * the odd one in the high half, one store. */
+/* Stores of values that are bf16 values exactly (a widened element, +0,
+ * the canonical NaN): the upper halves, which is what rounding would give
+ * them, NaN payloads included. SP_VL elements, and 2*SP_VL interleaved as
+ * vf_store_bf16_pairs_keep's. */
+static inline void vf_store_bf16_exact(uint16_t *p, vf v) {
+  vst1_u16(p, vshrn_n_u32(vreinterpretq_u32_f32(v), 16));
+}
+static inline void vf_store_bf16_pairs_exact(uint16_t *p, vf even, vf odd) {
+  const uint16x4x2_t r = {{vshrn_n_u32(vreinterpretq_u32_f32(even), 16),
+                           vshrn_n_u32(vreinterpretq_u32_f32(odd), 16)}};
+  vst2_u16(p, r);
+}
+static inline void vf_store_bf16_pairs_keep(uint16_t *p, vf even, vf odd) {
+  const uint16x4x2_t r = {{sp_neon_bf16_keep(even), sp_neon_bf16_keep(odd)}};
+  vst2_u16(p, r);
 }
 /* FCVTN rounds as FPCR says: to nearest even, with gradual underflow, in
  * the default environment the kernels run in; NaN lanes are set apart. */

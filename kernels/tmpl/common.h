@@ -438,16 +438,23 @@ static inline size_t in_count(const sp_geom *g) {
   return g->n * g->c * g->h * g->w;
 }
 
+/* All-zero bits (+0 in every element type) over `pixels` pixels of c
+ * elements of es bytes, `stride` elements apart. */
+static inline void zero_px_bytes(void *p, size_t pixels, size_t c,
+                                 size_t stride, size_t es) {
+  if (stride == c) {
+    memset(p, 0, pixels * c * es);
+    return;
+  }
+  for (size_t i = 0; i < pixels; i++)
+    memset((char *)p + i * stride * es, 0, c * es);
+}
+
 /* zero_tensor, canonicalize and all_finite over `pixels` pixels of c
  * channels, `stride` elements apart (NHWC pixel strides): only the c
  * channels of each pixel are touched. */
 static inline void zero_px(float *p, size_t pixels, size_t c, size_t stride) {
-  if (stride == c) {
-    zero_tensor(p, pixels * c);
-    return;
-  }
-  for (size_t i = 0; i < pixels; i++)
-    zero_tensor(p + i * stride, c);
+  zero_px_bytes(p, pixels, c, stride, sizeof *p);
 }
 
 static inline void canonicalize_px(float *p, size_t pixels, size_t c,

@@ -127,22 +127,42 @@ SP_HOT vf el_load_lanes(const el_t *p, size_t n) {
 #endif
 }
 
-SP_HOT void el_store_lanes(el_t *p, vf v, size_t n) {
+/* el_store, where exact says that every lane of v is exactly a value of
+ * the type (a widened element, +0, the canonical NaN: MAX without a clamp,
+ * unpooling, MAX backward's shares): bf16 then takes the upper halves,
+ * which rounding would give them anyway. */
+SP_HOT void el_store_x(el_t *p, vf v, int exact) {
+#if defined(SP_EL_BF16)
+  if (exact) {
+    vf_store_bf16_exact(p, v);
+    return;
+  }
+#endif
+  (void)exact;
+  el_store(p, v);
+}
+
+SP_HOT void el_store_lanes_x(el_t *p, vf v, size_t n, int exact) {
 #if defined(SP_EL_F32)
+  (void)exact;
   store_lanes(p, v, n);
 #else
   if (n == SP_VL) {
-    el_store(p, v);
+    el_store_x(p, v, exact);
     return;
   }
   el_t t[SP_VL];
-  el_store(t, v);
+  el_store_x(t, v, exact);
   memcpy(p, t, n * sizeof *p);
 #endif
 }
 
+SP_HOT void el_store_lanes(el_t *p, vf v, size_t n) {
+  el_store_lanes_x(p, v, n, 0);
+}
+
 /* m <= 2*SP_VL consecutive elements as their even and odd elements (the
- * rest zero), and back (only m elements written). */
+ * rest zero), and back (only m elements written; exact as el_store_x's). */
 SP_HOT void el_load_elems(const el_t *p, size_t m, vf *even, vf *odd) {
 #if defined(SP_EL_BF16)
   if (m == 2 * SP_VL) { /* one load, a shift and a mask */
@@ -155,12 +175,21 @@ SP_HOT void el_load_elems(const el_t *p, size_t m, vf *even, vf *odd) {
   vf_deinterleave(a, b, even, odd);
 }
 
-SP_HOT void el_store_elems(el_t *p, size_t m, vf even, vf odd) {
+SP_HOT void el_store_elems(el_t *p, size_t m, vf even, vf odd, int exact) {
+#if defined(SP_EL_BF16)
+  if (m == 2 * SP_VL) { /* each narrowed in its half of a lane, one store */
+    if (exact)
+      vf_store_bf16_pairs_exact(p, even, odd);
+    else
+      vf_store_bf16_pairs_keep(p, even, odd);
+    return;
+  }
+#endif
   vf lo, hi;
   vf_interleave(even, odd, &lo, &hi);
-  el_store_lanes(p, lo, m < SP_VL ? m : SP_VL);
+  el_store_lanes_x(p, lo, m < SP_VL ? m : SP_VL, exact);
   if (m > SP_VL)
-    el_store_lanes(p + SP_VL, hi, m - SP_VL);
+    el_store_lanes_x(p + SP_VL, hi, m - SP_VL, exact);
 }
 
 /* out[j] lane i = p[i*s + j] for i, j < SP_VL, as f32 lanes. */
@@ -182,12 +211,7 @@ static inline void el_zero(el_t *p, size_t count) {
 
 /* The same over `pixels` pixels of c elements, `stride` apart. */
 static inline void el_zero_px(el_t *p, size_t pixels, size_t c, size_t stride) {
-  if (stride == c) {
-    el_zero(p, pixels * c);
-    return;
-  }
-  for (size_t i = 0; i < pixels; i++)
-    el_zero(p + i * stride, c);
+  zero_px_bytes(p, pixels, c, stride, sizeof *p);
 }
 
 /* Prefetch of the elements n ahead of p (tmpl/common.h's prefetch_ahead,

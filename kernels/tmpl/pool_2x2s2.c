@@ -72,8 +72,8 @@ static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
 static inline void load_pairs(const el_t *p, size_t n, vf *even, vf *odd) {
   el_load_elems(p, 2 * n, even, odd);
 }
-static inline void store_pairs(el_t *p, size_t n, vf even, vf odd) {
-  el_store_elems(p, 2 * n, even, odd);
+static inline void store_pairs(el_t *p, size_t n, vf even, vf odd, int exact) {
+  el_store_elems(p, 2 * n, even, odd, exact);
 }
 
 /* P2_GATHER: unpooling's backward, y = the tap the index names (no
@@ -183,12 +183,13 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
     const vi tap =
         index_to_tap(g, load_index(io->indices, g->index_type, o, cnt),
                      vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2));
-    el_store_lanes(EL_Y(io) + o, select2x2(tap, a00, a01, a10, a11), cnt);
+    el_store_lanes_x(EL_Y(io) + o, select2x2(tap, a00, a01, a10, a11), cnt, 1);
     return;
   }
   const vf y =
       fwd2x2(method, kind, track, pv, inv_p, a00, a01, a10, a11, l, &won);
-  el_store_lanes(EL_Y(io) + o, yclamp(g, y), cnt);
+  el_store_lanes_x(EL_Y(io) + o, yclamp(g, y), cnt,
+                   method == P2_MAX && !g->clamp);
   if (method == P2_MAX && track)
     store_index(io->indices, g->index_type, o, won, cnt);
 }
@@ -248,12 +249,12 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
           if (method == P2_GATHER) {
             const vi tap = index_to_tap(
                 g, load_index(io->indices, g->index_type, o + c, cn), l[0]);
-            el_store_lanes(yp + c,
-                           select2x2(tap, el_load_lanes(p00 + c, cn),
-                                     el_load_lanes(p00 + XS + c, cn),
-                                     el_load_lanes(p10 + c, cn),
-                                     el_load_lanes(p10 + XS + c, cn)),
-                           cn);
+            el_store_lanes_x(yp + c,
+                             select2x2(tap, el_load_lanes(p00 + c, cn),
+                                       el_load_lanes(p00 + XS + c, cn),
+                                       el_load_lanes(p10 + c, cn),
+                                       el_load_lanes(p10 + XS + c, cn)),
+                             cn, 1);
             continue;
           }
           vi won = vi_set1(0); /* set by MAX with track */
@@ -261,7 +262,8 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
               method, kind, track, pv, inv_p, el_load_lanes(p00 + c, cn),
               el_load_lanes(p00 + XS + c, cn), el_load_lanes(p10 + c, cn),
               el_load_lanes(p10 + XS + c, cn), l, &won);
-          el_store_lanes(yp + c, yclamp(g, y), cn);
+          el_store_lanes_x(yp + c, yclamp(g, y), cn,
+                           method == P2_MAX && !g->clamp);
           if (method == P2_MAX && track)
             store_index(io->indices, g->index_type, o + c, won, cn);
         }
@@ -316,7 +318,7 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
     vf v = half == P3_BACK ? el_load_lanes(yo, cnt) : a[t0];
     for (int t = t0 + 1 - (half == P3_BACK); t < t1; t++)
       v = vf_select(vm_eq_i(idx, l[t]), v, a[t]);
-    el_store_lanes(yo, v, cnt);
+    el_store_lanes_x(yo, v, cnt, 1);
     return;
   }
   if (!track && half == P3_BOTH &&
@@ -326,7 +328,7 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
      * and the back replaces the front where greater. */
     const vf f = max2x2_plain(a[0], a[1], a[2], a[3]);
     const vf b = max2x2_plain(a[4], a[5], a[6], a[7]);
-    el_store_lanes(yo, yclamp(g, vf_max_x86(b, f)), cnt);
+    el_store_lanes_x(yo, yclamp(g, vf_max_x86(b, f)), cnt, !g->clamp);
     return;
   }
   vi wf = vi_set1(0), wb = vi_set1(0); /* set with track */
@@ -340,7 +342,7 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
         fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[0], a[1], a[2], a[3], l, &wf);
   }
   if (half == P3_FRONT) { /* unclamped: P3_BACK compares it */
-    el_store_lanes(yo, front, cnt);
+    el_store_lanes_x(yo, front, cnt, 1);
     if (track)
       store_index(io->indices, g->index_type, o, wf, cnt);
     return;
@@ -348,7 +350,8 @@ SP_HOT void fwd2x2x2_taps(const sp_geom *g, const sp_io *io, int method,
   const vf back =
       fwd2x2(P2_MAX, 0, track, 0.0f, 0.0f, a[4], a[5], a[6], a[7], l + 4, &wb);
   const vm later = mx_replaces(back, front);
-  el_store_lanes(yo, yclamp(g, vf_select(later, front, back)), cnt);
+  el_store_lanes_x(yo, yclamp(g, vf_select(later, front, back)), cnt,
+                   !g->clamp);
   if (track)
     store_index(io->indices, g->index_type, o, vi_select(later, wf, wb), cnt);
 }
@@ -604,12 +607,13 @@ SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
   vm m00, m01, m10, m11;
   bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
   const vf z = vf_zero();
+  const int exact = mode != BWD_AVG; /* dy's values, +0 */
   if (rows & 1)
     store_pairs(d0 + 2 * ox, cnt, vf_select(m00, z, share),
-                vf_select(m01, z, share));
+                vf_select(m01, z, share), exact);
   if (rows & 2)
     store_pairs(d1 + 2 * ox, cnt, vf_select(m10, z, share),
-                vf_select(m11, z, share));
+                vf_select(m11, z, share), exact);
 }
 
 SP_HOT void bwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int mode) {
@@ -684,10 +688,11 @@ SP_HOT void bwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
           vm m00, m01, m10, m11;
           bwd2x2_masks(mode, tap, &m00, &m01, &m10, &m11);
           const vf z = vf_zero();
-          el_store_lanes(d00 + c, vf_select(m00, z, share), cn);
-          el_store_lanes(d00 + XS + c, vf_select(m01, z, share), cn);
-          el_store_lanes(d10 + c, vf_select(m10, z, share), cn);
-          el_store_lanes(d10 + XS + c, vf_select(m11, z, share), cn);
+          const int exact = mode != BWD_AVG; /* dy's values, +0 */
+          el_store_lanes_x(d00 + c, vf_select(m00, z, share), cn, exact);
+          el_store_lanes_x(d00 + XS + c, vf_select(m01, z, share), cn, exact);
+          el_store_lanes_x(d10 + c, vf_select(m10, z, share), cn, exact);
+          el_store_lanes_x(d10 + XS + c, vf_select(m11, z, share), cn, exact);
         }
       }
       if (cov_w < g->w) {
@@ -750,8 +755,8 @@ SP_HOT void bwd2x2x2_nhwc_body(const sp_geom *g, const sp_io *io, int mode) {
             }
             const vf share = bwd2x2_share(mode, el_load_lanes(dyp + c, cn));
             const vf z = vf_zero();
-            for (int t = 0; t < 8; t++)
-              el_store_lanes(dp[t] + c, vf_select(m[t], z, share), cn);
+            for (int t = 0; t < 8; t++) /* dy's values, +0: exact */
+              el_store_lanes_x(dp[t] + c, vf_select(m[t], z, share), cn, 1);
           }
         }
         if (cov_w < g->w)
@@ -858,7 +863,7 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
   el_t *rows[4] = {d0, d0 + g->w, d0 + hw, d0 + hw + g->w};
   for (int r = r0_; r < r1_; r++)
     store_pairs(rows[r] + 2 * ox, cnt, vf_select(m[2 * r], z, share),
-                vf_select(m[2 * r + 1], z, share));
+                vf_select(m[2 * r + 1], z, share), 1); /* dy's values, +0 */
 }
 
 /* Output rows [oy0, oy1) of slice pair od of the plane at px (x, dx) and

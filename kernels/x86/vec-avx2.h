@@ -322,20 +322,43 @@ static inline void vf_store_bf16(uint16_t *p, vf v) {
 }
 /* A NaN keeps its upper 16 bits, unless its payload lies only in the
  * lower ones: then the canonical NaN. */
-static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+static inline __m256i sp_avx2_bf16_keep(vf v) {
   const __m256i u = _mm256_castps_si256(v);
-  if (!sp_avx2_any_nan(v)) {
-    sp_avx2_store16(p, sp_avx2_bf16_rne(u));
-    return;
-  }
+  if (!sp_avx2_any_nan(v))
+    return sp_avx2_bf16_rne(u);
   const __m256i hi = _mm256_srli_epi32(u, 16);
   const __m256i nan = sp_avx2_nan(v);
   const __m256i none = _mm256_cmpeq_epi32(
       _mm256_and_si256(hi, _mm256_set1_epi32(0x7f)), _mm256_setzero_si256());
-  const __m256i r = _mm256_blendv_epi8(
+  return _mm256_blendv_epi8(
       sp_avx2_bf16_rne(u),
       _mm256_blendv_epi8(hi, _mm256_set1_epi32(0x7fc0), none), nan);
-  sp_avx2_store16(p, r);
+}
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  sp_avx2_store16(p, sp_avx2_bf16_keep(v));
+}
+/* even and odd interleaved into 2*SP_VL elements at p, each narrowed as
+ * by vf_store_bf16_keep: the even result in the low half of a 32-bit lane,
+ * the odd one in the high half, one store. */
+/* Stores of values that are bf16 values exactly (a widened element, +0,
+ * the canonical NaN): the upper halves, which is what rounding would give
+ * them, NaN payloads included. SP_VL elements, and 2*SP_VL interleaved as
+ * vf_store_bf16_pairs_keep's. */
+static inline void vf_store_bf16_exact(uint16_t *p, vf v) {
+  sp_avx2_store16(p, _mm256_srli_epi32(_mm256_castps_si256(v), 16));
+}
+static inline void vf_store_bf16_pairs_exact(uint16_t *p, vf even, vf odd) {
+  _mm256_storeu_si256(
+      (__m256i *)p,
+      _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(even), 16),
+                      _mm256_and_si256(_mm256_castps_si256(odd),
+                                       _mm256_set1_epi32((int)0xffff0000u))));
+}
+static inline void vf_store_bf16_pairs_keep(uint16_t *p, vf even, vf odd) {
+  _mm256_storeu_si256(
+      (__m256i *)p,
+      _mm256_or_si256(sp_avx2_bf16_keep(even),
+                      _mm256_slli_epi32(sp_avx2_bf16_keep(odd), 16)));
 }
 /* VCVTPS2PH with round to nearest even is IEEE's narrowing (gradual
  * underflow, overflow to inf, whatever MXCSR says); NaN lanes are set

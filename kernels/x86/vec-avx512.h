@@ -324,21 +324,45 @@ static inline void vf_store_bf16(uint16_t *p, vf v) {
 }
 /* A NaN keeps its upper 16 bits, unless its payload lies only in the
  * lower ones: then the canonical NaN. */
-static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+static inline __m512i sp_avx512_bf16_keep(vf v) {
   const __m512i u = _mm512_castps_si512(v);
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  if (!nan) {
-    _mm256_storeu_si256((__m256i *)p,
-                        _mm512_cvtepi32_epi16(sp_avx512_bf16_rne(u)));
-    return;
-  }
+  const __m512i r = sp_avx512_bf16_rne(u);
+  if (!nan)
+    return r;
   const __m512i hi = _mm512_srli_epi32(u, 16);
   const __mmask16 pay =
       _mm512_mask_test_epi32_mask(nan, hi, _mm512_set1_epi32(0x7f));
-  __m512i r = _mm512_mask_mov_epi32(sp_avx512_bf16_rne(u), nan,
-                                    _mm512_set1_epi32(0x7fc0));
-  r = _mm512_mask_mov_epi32(r, pay, hi);
-  _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
+  return _mm512_mask_mov_epi32(
+      _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0x7fc0)), pay, hi);
+}
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  _mm256_storeu_si256((__m256i *)p,
+                      _mm512_cvtepi32_epi16(sp_avx512_bf16_keep(v)));
+}
+/* even and odd interleaved into 2*SP_VL elements at p, each narrowed as
+ * by vf_store_bf16_keep: the even result in the low half of a 32-bit lane,
+ * the odd one in the high half, one store. */
+/* Stores of values that are bf16 values exactly (a widened element, +0,
+ * the canonical NaN): the upper halves, which is what rounding would give
+ * them, NaN payloads included. SP_VL elements, and 2*SP_VL interleaved as
+ * vf_store_bf16_pairs_keep's. */
+static inline void vf_store_bf16_exact(uint16_t *p, vf v) {
+  _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(_mm512_srli_epi32(
+                                        _mm512_castps_si512(v), 16)));
+}
+static inline void vf_store_bf16_pairs_exact(uint16_t *p, vf even, vf odd) {
+  _mm512_storeu_si512(
+      (void *)p,
+      _mm512_or_si512(_mm512_srli_epi32(_mm512_castps_si512(even), 16),
+                      _mm512_and_si512(_mm512_castps_si512(odd),
+                                       _mm512_set1_epi32((int)0xffff0000u))));
+}
+static inline void vf_store_bf16_pairs_keep(uint16_t *p, vf even, vf odd) {
+  _mm512_storeu_si512(
+      (void *)p,
+      _mm512_or_si512(sp_avx512_bf16_keep(even),
+                      _mm512_slli_epi32(sp_avx512_bf16_keep(odd), 16)));
 }
 /* VCVTPS2PH with round to nearest even is IEEE's narrowing (gradual
  * underflow, overflow to inf, whatever MXCSR says); NaN lanes are set

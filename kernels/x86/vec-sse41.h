@@ -268,15 +268,39 @@ static inline void vf_store_bf16(uint16_t *p, vf v) {
 }
 /* A NaN keeps its upper 16 bits, unless its payload lies only in the
  * lower ones: then the canonical NaN. */
-static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+static inline __m128i sp_sse41_bf16_keep(vf v) {
   const __m128i u = _mm_castps_si128(v);
   const __m128i hi = _mm_srli_epi32(u, 16);
   const __m128i none = _mm_cmpeq_epi32(_mm_and_si128(hi, _mm_set1_epi32(0x7f)),
                                        _mm_setzero_si128());
-  sp_sse41_store16(
-      p, _mm_blendv_epi8(sp_sse41_bf16_rne(u),
+  return _mm_blendv_epi8(sp_sse41_bf16_rne(u),
                          _mm_blendv_epi8(hi, _mm_set1_epi32(0x7fc0), none),
-                         sp_sse41_nan(v)));
+                         sp_sse41_nan(v));
+}
+static inline void vf_store_bf16_keep(uint16_t *p, vf v) {
+  sp_sse41_store16(p, sp_sse41_bf16_keep(v));
+}
+/* even and odd interleaved into 2*SP_VL elements at p, each narrowed as
+ * by vf_store_bf16_keep: the even result in the low half of a 32-bit lane,
+ * the odd one in the high half, one store. */
+/* Stores of values that are bf16 values exactly (a widened element, +0,
+ * the canonical NaN): the upper halves, which is what rounding would give
+ * them, NaN payloads included. SP_VL elements, and 2*SP_VL interleaved as
+ * vf_store_bf16_pairs_keep's. */
+static inline void vf_store_bf16_exact(uint16_t *p, vf v) {
+  sp_sse41_store16(p, _mm_srli_epi32(_mm_castps_si128(v), 16));
+}
+static inline void vf_store_bf16_pairs_exact(uint16_t *p, vf even, vf odd) {
+  _mm_storeu_si128(
+      (__m128i *)p,
+      _mm_or_si128(_mm_srli_epi32(_mm_castps_si128(even), 16),
+                   _mm_and_si128(_mm_castps_si128(odd),
+                                 _mm_set1_epi32((int)0xffff0000u))));
+}
+static inline void vf_store_bf16_pairs_keep(uint16_t *p, vf even, vf odd) {
+  _mm_storeu_si128((__m128i *)p,
+                   _mm_or_si128(sp_sse41_bf16_keep(even),
+                                _mm_slli_epi32(sp_sse41_bf16_keep(odd), 16)));
 }
 /* f16 bits of v rounded to nearest even, in 32-bit lanes; NaN lanes are
  * left to the callers. Adding M = 2^(max(e, -14) + 13), e the exponent of
