@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# .ci/widest-isa.sh <native build dir> — prints the meson options of a build that keeps,
-# of the x86 SIMD variants, only the one simdpool's AUTO picks on this CPU (the scalar
-# reference is always built), e.g. "-Dsse41=disabled -Davx2=disabled -Davx512=enabled".
-# The ThreadSanitizer and no-SLEEF builds use it: what they check (data races in the
-# threading and chunking code; behaviour without SLEEF) lives in dispatch and in the
-# one kernel template every ISA instantiates, and the variants this CPU runs are all
-# swept by the native stage. One variant instead of three takes minutes off CI.
+# .ci/widest-isa.sh <native build dir> [isa...] — prints the meson options of a build
+# that keeps, of the x86 SIMD variants, only the one simdpool's AUTO picks on this CPU
+# and the ones named (the scalar reference is always built), e.g.
+# "-Dsse41=disabled -Davx2=disabled -Davx512=enabled".
+# The sanitizer and no-SLEEF builds use it. What ThreadSanitizer and the no-SLEEF build
+# check (data races in the threading and chunking code; behaviour without SLEEF) lives
+# in dispatch and in the one kernel template every variant instantiates: they build
+# AUTO's variant, whose kernels their suites run. ASan+UBSan builds AUTO's and SSE4.1's,
+# the variant of the narrowest vectors (4-lane tails, the emulated f16 conversions);
+# on a CPU without AVX-512 that leaves out only AVX-512, which it could not run. Every
+# variant is still swept natively, with guard pages, and under qemu (Nehalem, Haswell).
+# Each variant left out takes minutes of compilation off CI (an ASan build of one
+# variant's kernels costs about 400 s of CPU).
 set -euo pipefail
-dir=${1:?usage: .ci/widest-isa.sh <native build dir>}
+dir=${1:?usage: .ci/widest-isa.sh <native build dir> [isa...]}
+shift
 auto=$("$dir/tests/isa_probe" --native | sed -n 's/.*(AUTO = \([a-z0-9]*\)).*/\1/p' | tail -1)
 case "$auto" in
   sse41 | avx2 | avx512) ;;
@@ -16,6 +23,8 @@ case "$auto" in
 esac
 opts=()
 for isa in sse41 avx2 avx512; do
-  if [ "$isa" = "$auto" ]; then opts+=("-D$isa=enabled"); else opts+=("-D$isa=disabled"); fi
+  keep=0
+  for k in "$auto" "$@"; do [ "$k" = "$isa" ] && keep=1; done
+  if [ "$keep" -eq 1 ]; then opts+=("-D$isa=enabled"); else opts+=("-D$isa=disabled"); fi
 done
 echo "${opts[*]}"
