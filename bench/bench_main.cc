@@ -99,21 +99,12 @@ const char *isa_name(simdpool_isa isa) {
   return isa == SIMDPOOL_ISA_AUTO ? "auto" : simdpool_isa_name(isa);
 }
 
-// May a plan of isa on g run f32 kernels on widened copies where the ISA
-// has no kernel of g's dtype? bf16, f16 and S8/U8 MAX on a SIMD ISA may
-// (docs/semantics.md#element-types); the plan then names its kernel
-// "<f32 kernel>+<dtype>". (plan.c's rule; the bench checks every plan's
-// kernel name, so a difference fails loudly.)
-bool widens(simdpool_isa isa, const sp_geom &g) {
-  return isa != SIMDPOOL_ISA_SCALAR && g.dtype != SIMDPOOL_F32 &&
-         (!sp_dtype_integer(g.dtype) || g.method == SIMDPOOL_MAX);
-}
-
-// The kernel of isa for op o on g: of g's dtype, else (a widening plan)
-// the f32 kernel it runs on the widened copies.
+// The kernel of isa for op o on g: of g's dtype, else (a widening plan:
+// sp_dtype_widens, plan.c's rule) the f32 kernel it runs on the widened
+// copies, which the plan names "<f32 kernel>+<dtype>".
 const sp_kernel_entry *pick_for(simdpool_isa isa, const sp_geom &g, sp_op o) {
   const sp_kernel_entry *e = sp_pick_kernel(isa, &g, o);
-  if (e || !widens(isa, g))
+  if (e || !sp_dtype_widens(isa, &g))
     return e;
   sp_geom k = g;
   k.dtype = SIMDPOOL_F32;

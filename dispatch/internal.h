@@ -60,6 +60,11 @@ static inline int sp_kernel_takes(const sp_kernel_entry *k, simdpool_dtype t) {
   return (k->dtype_mask & SP_DT_BIT(t)) != 0;
 }
 
+/* May a plan of isa on g run f32 kernels on widened copies where isa has
+ * no kernel of g's dtype (plan->widen)? bf16, f16 and S8/U8 MAX on a SIMD
+ * ISA may (docs/semantics.md#element-types). */
+int sp_dtype_widens(simdpool_isa isa, const sp_geom *g);
+
 /* Validates d and fills g (shape math included). No kernel choice. */
 simdpool_status sp_resolve_geom(const simdpool_desc *d, sp_geom *g);
 

@@ -157,12 +157,11 @@ static void chunk_of(const par_job *j, size_t i, chunk *c) {
  * A BF16/F16 plan or an S8/U8 MAX plan on a SIMD ISA (plan->widen) runs,
  * where the ISA has no kernel of its dtype (the fast paths have:
  * kernels/tmpl/elem.h), that ISA's f32 kernels: each chunk's inputs are
- * widened (exactly) into a
- * dense f32 scratch, the kernel runs on the chunk's geometry there, and its
- * output is narrowed once, to nearest even (MAX forward and unpooling:
- * MAX's narrowing, which gives a widened value back its own bits; 8-bit
- * integers come back exactly). The f32 kernel's bits are the f32 rules on
- * the widened values, so the result is the dtype's
+ * widened (exactly) into a dense f32 scratch, the kernel runs on the
+ * chunk's geometry there, and its output is narrowed once, to nearest even (MAX
+ * forward and unpooling: MAX's narrowing, which gives a widened value back its
+ * own bits; 8-bit integers come back exactly). The f32 kernel's bits are the
+ * f32 rules on the widened values, so the result is the dtype's
  * (docs/semantics.md#element-types). Chunks are at most about
  * SP_CHUNK_MIN_BYTES of the dtype's data where the call can be cut
  * (forward blocks read only their windows' inputs: SP_CUT_SPAN), so the

@@ -1046,6 +1046,11 @@ const sp_kernel_entry *sp_pick_general(simdpool_isa isa, const sp_geom *g,
   return pick(isa, g, op, 1);
 }
 
+int sp_dtype_widens(simdpool_isa isa, const sp_geom *g) {
+  return isa != SIMDPOOL_ISA_SCALAR && g->dtype != SIMDPOOL_F32 &&
+         (!sp_dtype_integer(g->dtype) || g->method == SIMDPOOL_MAX);
+}
+
 const sp_kernel_entry *sp_plan_kernel(const simdpool_plan *plan,
                                       const sp_geom *g, sp_op op, int general) {
   const sp_kernel_entry *e = pick(plan->isa, g, op, general);
@@ -1093,8 +1098,7 @@ static simdpool_status pick_all(simdpool_isa isa, simdpool_plan *plan) {
    * of its own (SP_DT_INT8). */
   static const char *const suffix[] = {"f32", "bf16", "f16", "s8", "u8"};
   plan->isa = isa;
-  plan->widen = isa != SIMDPOOL_ISA_SCALAR && g->dtype != SIMDPOOL_F32 &&
-                (!sp_dtype_integer(g->dtype) || g->method == SIMDPOOL_MAX);
+  plan->widen = sp_dtype_widens(isa, g);
   for (int op = 0; op < SP_OP_COUNT; op++) {
     plan->kernel[op] = plan->any_index[op] = NULL;
     plan->name[op][0] = '\0';

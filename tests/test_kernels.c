@@ -15,6 +15,7 @@
 
 #include "dtype.h"
 #include "internal.h"
+#include "kernel_util.h"
 
 #include "fpenv_test.h"
 #include "test_random.h"
@@ -1120,28 +1121,6 @@ static void rnd_elems(simdpool_dtype t, void *p, size_t n, int nasty) {
   }
 }
 
-/* An element of dtype t as a float (exact). */
-static float elem_value(simdpool_dtype t, const void *p, size_t i) {
-  uint32_t b;
-  switch (t) {
-  case SIMDPOOL_BF16:
-    b = sp_bf16_widen_bits(((const uint16_t *)p)[i]);
-    break;
-  case SIMDPOOL_F16:
-    b = sp_f16_widen_bits(((const uint16_t *)p)[i]);
-    break;
-  case SIMDPOOL_S8:
-    return (float)((const int8_t *)p)[i];
-  case SIMDPOOL_U8:
-    return (float)((const uint8_t *)p)[i];
-  default:
-    return ((const float *)p)[i];
-  }
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-}
-
 static uint64_t hash_bytes(const void *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++)
@@ -1223,8 +1202,8 @@ START_TEST(dtype_kernel_matches_reference) {
       free(ytmp.mem);
     }
     if (fwd && !sp_dtype_integer(t) && rnd() % 3 == 0) {
-      float lo = elem_value(t, x.data, rnd() % nx);
-      float hi = rnd() % 4 ? elem_value(t, x.data, rnd() % nx) : lo;
+      float lo = sp_elem(x.data, rnd() % nx, t);
+      float hi = rnd() % 4 ? sp_elem(x.data, rnd() % nx, t) : lo;
       if (isnan(lo))
         lo = -1.0f;
       if (isnan(hi))
@@ -1271,8 +1250,8 @@ START_TEST(dtype_kernel_matches_reference) {
                      "0x%x, 0x%x); seed %" PRIu64 "; %s",
                      e->name, k ? "under a caller environment" : "direct",
                      g.clamp ? ", clamped" : "", i,
-                     (double)elem_value(t, got.data, i),
-                     (double)elem_value(t, want.data, i),
+                     (double)sp_elem(got.data, i, t),
+                     (double)sp_elem(want.data, i, t),
                      es == 2 ? ((const uint16_t *)got.data)[i]
                              : ((const uint8_t *)got.data)[i],
                      es == 2 ? ((const uint16_t *)want.data)[i]
