@@ -99,16 +99,11 @@ const char *isa_name(simdpool_isa isa) {
   return isa == SIMDPOOL_ISA_AUTO ? "auto" : simdpool_isa_name(isa);
 }
 
-// The kernel of isa for op o on g: of g's dtype, else (a widening plan:
-// sp_dtype_widens, plan.c's rule) the f32 kernel it runs on the widened
-// copies, which the plan names "<f32 kernel>+<dtype>".
+// The kernel of isa for op o on g, by dispatch's own rule
+// (sp_pick_dtype_kernel): of g's dtype, or an f32 kernel that the plan runs
+// on widened copies and names "<f32 kernel>+<dtype>".
 const sp_kernel_entry *pick_for(simdpool_isa isa, const sp_geom &g, sp_op o) {
-  const sp_kernel_entry *e = sp_pick_kernel(isa, &g, o);
-  if (e || !sp_dtype_widens(isa, &g))
-    return e;
-  sp_geom k = g;
-  k.dtype = SIMDPOOL_F32;
-  return sp_pick_kernel(isa, &k, o);
+  return sp_pick_dtype_kernel(isa, &g, o, 0);
 }
 
 // The kernel a plan of isa runs for op on g, or nullptr when isa lacks any

@@ -125,9 +125,15 @@ void sp_run_job(const simdpool_plan *plan, sp_op op, const sp_io *io,
                 int general, simdpool_parallel_for_fn parallel_for, void *pool,
                 size_t chunk_bytes);
 
-/* The kernel a chunk g of plan's call runs for op (the GENERAL/ND ones
- * when general): of plan->isa for the plan's dtype, or, when the plan
- * widens (plan->widen) and the ISA has none of that dtype, its f32 kernel. */
+/* The kernel isa runs for op on g (the GENERAL/ND ones when general): its
+ * kernel of g's dtype of a specialised class; else, where the dtype widens
+ * (sp_dtype_widens), its f32 kernel of a specialised class; else its
+ * GENERAL/ND kernel of the dtype, or the f32 one. */
+const sp_kernel_entry *sp_pick_dtype_kernel(simdpool_isa isa, const sp_geom *g,
+                                            sp_op op, int general);
+
+/* The kernel a chunk g of plan's call runs for op: sp_pick_dtype_kernel
+ * of plan->isa. */
 const sp_kernel_entry *sp_plan_kernel(const simdpool_plan *plan,
                                       const sp_geom *g, sp_op op, int general);
 

@@ -127,6 +127,53 @@ SP_HOT vf el_load_lanes(const el_t *p, size_t n) {
 #endif
 }
 
+/* Lanes [l0, l1) from p[l0..l1), the rest zero; reads nothing else. */
+SP_HOT vf el_load_range(const el_t *p, size_t l0, size_t l1) {
+#if defined(SP_EL_F32)
+  return vf_load_range(p, l0, l1);
+#else
+  if (l0 == 0 && l1 == SP_VL)
+    return el_load(p);
+  el_t t[SP_VL];
+  memset(t, 0, sizeof t);
+  if (l1 > l0)
+    memcpy(t + l0, p + l0, (l1 - l0) * sizeof *p);
+  return el_load(t);
+#endif
+}
+
+/* n <= SP_VL lanes of p[0], p[s], ..., the rest zero (a strided load). */
+SP_HOT vf el_gather_lanes(const el_t *p, size_t s, size_t n) {
+#if defined(SP_EL_F32)
+  return gather_lanes(p, s, n);
+#else
+  el_t t[SP_VL];
+  memset(t, 0, sizeof t);
+  for (size_t i = 0; i < n; i++)
+    t[i] = p[i * s];
+  return el_load(t);
+#endif
+}
+
+/* SP_VL elements from p to s, bit for bit. */
+SP_HOT void el_copy(el_t *s, const el_t *p) {
+#if defined(SP_EL_F32)
+  vf_store(s, vf_load(p));
+#else
+  memcpy(s, p, SP_VL * sizeof *p);
+#endif
+}
+
+/* s[0..SP_VL) = the n < SP_VL elements at p (bit for bit), then pad. */
+SP_HOT void el_copy_lanes_or(el_t *s, const el_t *p, size_t n, vf pad) {
+#if defined(SP_EL_F32)
+  vf_store(s, vf_select(vm_range(0, n), pad, load_lanes(p, n)));
+#else
+  el_store(s, pad);
+  memcpy(s, p, n * sizeof *p);
+#endif
+}
+
 /* el_store, where exact says that every lane of v is exactly a value of
  * the type (a widened element, +0, the canonical NaN: MAX without a clamp,
  * unpooling, MAX backward's shares): bf16 then takes the upper halves,

@@ -68,22 +68,15 @@ SP_HOT size_t block_len(const row_span *in, size_t ox, size_t ow) {
 /* Inputs p[0], p[s], ..., p[(cnt-1)*s], unused lanes zero. Reads nothing
  * else, except that stride 2 with `pairs` reads two whole vectors and
  * de-interleaves them. */
-SP_HOT vf load_cols(const float *p, size_t s, size_t cnt, int pairs) {
+SP_HOT vf load_cols(const el_t *p, size_t s, size_t cnt, int pairs) {
   if (s == 1)
-    return load_lanes(p, cnt);
+    return el_load_lanes(p, cnt);
   if (s == 2) {
     vf even, odd;
-    if (pairs) {
-      vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &even, &odd);
-    } else {
-      const size_t m = 2 * cnt - 1;
-      vf_deinterleave(load_lanes(p, m < SP_VL ? m : SP_VL),
-                      m > SP_VL ? load_lanes(p + SP_VL, m - SP_VL) : vf_zero(),
-                      &even, &odd);
-    }
+    el_load_elems(p, pairs ? 2 * SP_VL : 2 * cnt - 1, &even, &odd);
     return even;
   }
-  return gather_lanes(p, s, cnt);
+  return el_gather_lanes(p, s, cnt);
 }
 
 /* Border blocks: the lanes [*l0, *l1) of a block of cnt whose tap lies in
@@ -107,26 +100,27 @@ SP_HOT void lane_range(ptrdiff_t col, size_t s, size_t w, size_t cnt,
 }
 
 /* Lanes [l0, l1) of row[col + l*s], the rest zero; touches nothing else. */
-SP_HOT vf load_cols_range(const float *row, ptrdiff_t col, size_t s, size_t l0,
+SP_HOT vf load_cols_range(const el_t *row, ptrdiff_t col, size_t s, size_t l0,
                           size_t l1) {
   if (s == 1)
-    return vf_load_range(row + col, l0, l1);
+    return el_load_range(row + col, l0, l1);
   if (s == 2) {
     /* Elements [2*l0, 2*l1 - 1) of row + col, then the even ones. */
     const size_t e0 = 2 * l0, e1 = 2 * l1 - 1;
     vf even, odd;
-    vf_deinterleave(vf_load_range(row + col, e0 < SP_VL ? e0 : SP_VL,
+    vf_deinterleave(el_load_range(row + col, e0 < SP_VL ? e0 : SP_VL,
                                   e1 < SP_VL ? e1 : SP_VL),
-                    vf_load_range(row + col + SP_VL,
+                    el_load_range(row + col + SP_VL,
                                   e0 > SP_VL ? e0 - SP_VL : 0,
                                   e1 > SP_VL ? e1 - SP_VL : 0),
                     &even, &odd);
     return even;
   }
-  float lane[SP_VL] = {0};
+  el_t lane[SP_VL];
+  memset(lane, 0, sizeof lane);
   for (size_t i = l0; i < l1; i++)
     lane[i] = row[col + (ptrdiff_t)(i * s)];
-  return vf_load(lane);
+  return el_load(lane);
 }
 
 /* dx += v at p[0], p[s], ... for cnt lanes: distinct elements. */
@@ -149,7 +143,7 @@ SP_HOT ptrdiff_t block_col(const sp_geom *g, const block *b, size_t kj) {
 
 /* One tap of a block: its values (zero in lanes where the tap is padding)
  * and the lanes where it is valid; returns 0 when no lane has it. */
-SP_HOT int block_tap(const sp_geom *g, const block *b, const float *row,
+SP_HOT int block_tap(const sp_geom *g, const block *b, const el_t *row,
                      size_t kj, vf *v, vm *valid) {
   const ptrdiff_t col = block_col(g, b, kj);
   if (!b->border) {
@@ -167,8 +161,8 @@ SP_HOT int block_tap(const sp_geom *g, const block *b, const float *row,
 }
 
 /* The input row that kernel row ki of the block reads. */
-SP_HOT const float *block_row(const sp_geom *g, const float *xp, const block *b,
-                              size_t ki) {
+SP_HOT const el_t *block_row(const sp_geom *g, const el_t *xp, const block *b,
+                             size_t ki) {
   return xp + (b->oy * g->sh + ki * g->dh - g->pt) * g->w;
 }
 
@@ -180,12 +174,12 @@ SP_HOT const float *block_row(const sp_geom *g, const float *xp, const block *b,
   do {                                                                         \
     const int plain_ = !(b)->border && (g)->sw == 1 && (b)->cnt == SP_VL;      \
     for (size_t ki = (b)->ki0; ki < (b)->ki1; ki++) {                          \
-      const float *row_ = block_row(g, xp, b, ki);                             \
+      const el_t *row_ = block_row(g, xp, b, ki);                              \
       for (size_t kj = 0; kj < (g)->kw; kj++) {                                \
         vf v;                                                                  \
         vm valid;                                                              \
         if (plain_) {                                                          \
-          v = vf_load(row_ + block_col(g, b, kj));                             \
+          v = el_load(row_ + block_col(g, b, kj));                             \
           valid = vm_range(0, SP_VL);                                          \
         } else if (!block_tap(g, b, row_, kj, &v, &valid)) {                   \
           continue;                                                            \
@@ -197,7 +191,7 @@ SP_HOT const float *block_row(const sp_geom *g, const float *xp, const block *b,
 
 /* Running max of a block; *t receives the winners' index values (flat, or
  * tap number for U8) when track is set. */
-static inline vf max_block_nchw(const sp_geom *g, const float *xp,
+static inline vf max_block_nchw(const sp_geom *g, const el_t *xp,
                                 const block *b, int track,
                                 simdpool_index_type it, vi *t) {
   const vf ninf = vf_set1(-INFINITY);
@@ -244,7 +238,7 @@ static inline vf max_block_nchw(const sp_geom *g, const float *xp,
 /* Sum of a block (AVG) or of its LP terms, before the divisor or root.
  * Padding lanes load zero, and 0 adds nothing (acc is never -0.0f), as
  * t(0) = 0 adds nothing for LP. */
-static inline vf sum_block_nchw(const sp_geom *g, const float *xp,
+static inline vf sum_block_nchw(const sp_geom *g, const el_t *xp,
                                 const block *b, int lp, int kind) {
   vf acc = vf_zero();
   FOR_EACH_BLOCK_TAP(g, xp, b, {
@@ -451,23 +445,21 @@ static inline void pad_span(ptrdiff_t x0, size_t w, size_t cols, size_t *lo,
 /* s[c] = row[x0 + c] for c in [lo, hi) (pad_span), pad elsewhere in
  * [0, cols) (everywhere when row is NULL). Writes up to SP_VL - 1 floats
  * past cols. */
-SP_HOT void pad_fill(float *s, const float *row, ptrdiff_t x0, size_t lo,
+SP_HOT void pad_fill(el_t *s, const el_t *row, ptrdiff_t x0, size_t lo,
                      size_t hi, size_t cols, vf pad) {
   if (!row)
     lo = hi = cols;
   size_t c = 0;
   for (; c < lo; c += SP_VL)
-    vf_store(s + c, pad);
+    el_store(s + c, pad);
   for (c = lo; c + SP_VL <= hi; c += SP_VL)
-    vf_store(s + c, vf_load(row + x0 + (ptrdiff_t)c));
+    el_copy(s + c, row + x0 + (ptrdiff_t)c);
   if (c < hi) {
-    const size_t k = hi - c;
-    vf_store(s + c, vf_select(vm_range(0, k), pad,
-                              load_lanes(row + x0 + (ptrdiff_t)c, k)));
+    el_copy_lanes_or(s + c, row + x0 + (ptrdiff_t)c, hi - c, pad);
     c += SP_VL;
   }
   for (; c < cols; c += SP_VL)
-    vf_store(s + c, pad);
+    el_store(s + c, pad);
 }
 
 /* What a scratch row holds under the current tile: not known, all pad, or
@@ -479,7 +471,7 @@ enum { PAD_STALE, PAD_BLANK, PAD_DATA };
  * columns are copied again (in whole vectors, the last one ending at hi),
  * and a row that is all pad stays as it is. Most calls have one tile per
  * band, so after the first band every row is a plain copy. */
-SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
+SP_HOT void pad_row(el_t *s, unsigned char *st, const el_t *row, ptrdiff_t x0,
                     size_t lo, size_t hi, size_t cols, vf pad) {
   if (!row) {
     if (*st != PAD_BLANK)
@@ -489,8 +481,8 @@ SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
   }
   if (*st == PAD_DATA && hi - lo >= SP_VL) {
     for (size_t c = lo; c + SP_VL < hi; c += SP_VL)
-      vf_store(s + c, vf_load(row + x0 + (ptrdiff_t)c));
-    vf_store(s + hi - SP_VL, vf_load(row + x0 + (ptrdiff_t)(hi - SP_VL)));
+      el_copy(s + c, row + x0 + (ptrdiff_t)c);
+    el_copy(s + hi - SP_VL, row + x0 + (ptrdiff_t)(hi - SP_VL));
     return;
   }
   pad_fill(s, row, x0, lo, hi, cols, pad);
@@ -510,9 +502,9 @@ SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
     size_t tcols_ = 0; /* the tile st_ describes; none yet */                  \
     for (size_t n_ = 0; n_ < (g)->n; n_++) {                                   \
       for (size_t c_ = 0; c_ < (g)->c; c_++) {                                 \
-        const float *xp =                                                      \
-            (io)->x + sp_plane_of(g, n_, c_, (g)->h, (g)->w).base;             \
-        float *yp = (io)->y + sp_plane_of(g, n_, c_, (g)->oh, (g)->ow).base;   \
+        const el_t *xp =                                                       \
+            EL_X(io) + sp_plane_of(g, n_, c_, (g)->h, (g)->w).base;            \
+        el_t *yp = EL_Y(io) + sp_plane_of(g, n_, c_, (g)->oh, (g)->ow).base;   \
         for (size_t oy0 = 0; oy0 < (g)->oh; oy0 += (pp)->band) {               \
           const size_t by = round_up(                                          \
               (g)->oh - oy0 < (pp)->band ? (g)->oh - oy0 : (pp)->band,         \
@@ -548,7 +540,7 @@ SP_HOT void pad_row(float *s, unsigned char *st, const float *row, ptrdiff_t x0,
 /* One output row oy (outputs at orow, valid kernel rows [ki0, ki1)) of MAX
  * forward, NCHW, plane xp: blocks of compare-and-select, border and
  * interior columns apart (block_len). */
-SP_HOT void max_row_nchw(const sp_geom *g, const sp_io *io, const float *xp,
+SP_HOT void max_row_nchw(const sp_geom *g, const sp_io *io, const el_t *xp,
                          const row_span *in, size_t oy, size_t ki0, size_t ki1,
                          size_t orow, int track) {
   for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
@@ -556,7 +548,7 @@ SP_HOT void max_row_nchw(const sp_geom *g, const sp_io *io, const float *xp,
     const block b = block_at(g, in, oy, ki0, ki1, ox, cnt);
     vi t;
     const vf m = max_block_nchw(g, xp, &b, track, g->index_type, &t);
-    store_lanes(io->y + orow + ox, yclamp(g, m), cnt);
+    el_store_lanes_x(EL_Y(io) + orow + ox, yclamp(g, m), cnt, !g->clamp);
     if (track)
       store_index(io->indices, g->index_type, orow + ox, t, cnt);
   }
@@ -637,22 +629,31 @@ SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
   if (!row)
     return ninf;
   const float *p = row + 2 * (ptrdiff_t)ox0 - 1;
-  vf v[4];
-  for (size_t i = 0; i < 4; i++) {
-    if (mode == FOLD_EDGE)
-      v[i] = load_range_or(p + fold_off[i], fl->l0[i], fl->l1[i], ninf);
-    else if (mode == FOLD_LEFT && i == 0)
-      v[i] = load_range_or(p, 1, SP_VL, ninf);
-    else if (mode == FOLD_RIGHT && i % 2)
-      v[i] = load_range_or(p + fold_off[i], 0, fl->l1[i], ninf);
-    else
-      v[i] = vf_load(p + fold_off[i]);
-  }
-  *bad = vm_or(*bad, vm_unord(v[0], v[1]));
-  if (last)
-    *bad = vm_or(*bad, vm_unord(v[2], v[3]));
   vf t[3];
-  taps3s2(v, t);
+  if (mode == FOLD_IN) { /* columns 0..2SP_VL - 1 and 1..2SP_VL, split */
+    vf e2;
+    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &t[0], &t[1]);
+    vf_deinterleave(vf_load(p + 1), vf_load(p + SP_VL + 1), &e2, &t[2]);
+    *bad = vm_or(*bad, vm_unord(t[0], t[1]));
+    if (last)
+      *bad = vm_or(*bad, vm_unord(e2, t[2]));
+  } else {
+    vf v[4];
+    for (size_t i = 0; i < 4; i++) {
+      if (mode == FOLD_EDGE)
+        v[i] = load_range_or(p + fold_off[i], fl->l0[i], fl->l1[i], ninf);
+      else if (mode == FOLD_LEFT && i == 0)
+        v[i] = load_range_or(p, 1, SP_VL, ninf);
+      else if (mode == FOLD_RIGHT && i % 2)
+        v[i] = load_range_or(p + fold_off[i], 0, fl->l1[i], ninf);
+      else
+        v[i] = vf_load(p + fold_off[i]);
+    }
+    *bad = vm_or(*bad, vm_unord(v[0], v[1]));
+    if (last)
+      *bad = vm_or(*bad, vm_unord(v[2], v[3]));
+    taps3s2(v, t);
+  }
   if (track)
     return max3_track(t[0], vi_set1(0), t[1], vi_set1(1), t[2], vi_set1(2), kc);
   return vf_max_x86(t[2], vf_max_x86(t[1], t[0]));
@@ -664,7 +665,7 @@ SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
  * 2oy - 1 may be -1: only a valid tap can win). */
 typedef struct out3x3s2 {
   const sp_geom *g; /* its output clamp */
-  float *y;
+  el_t *y;
   void *ind;
   simdpool_index_type it;
   size_t o;
@@ -682,7 +683,7 @@ SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t nr, size_t ox0,
                          int32_t rowbase, int track, vm *bad) {
   if (!track) {
     const vf v = nr == 1 ? f[0] : vf_max_x86(f[2], vf_max_x86(f[1], f[0]));
-    store_lanes(out->y + o, yclamp(out->g, v), cnt);
+    el_store_lanes_x(out->y + o, yclamp(out->g, v), cnt, !out->g->clamp);
     return;
   }
   const int u8 = out->it == SIMDPOOL_INDEX_U8;
@@ -697,7 +698,7 @@ SP_HOT void max3x3s2_out(const vf f[3], const vi kc[3], size_t nr, size_t ox0,
                    vi_add(kc[2], vi_set1(2 * kr)), &tap);
   }
   *bad = vm_or(*bad, vm_and(vm_eq(m, vf_set1(-INFINITY)), vm_range(0, cnt)));
-  store_lanes(out->y + o, yclamp(out->g, m), cnt);
+  el_store_lanes_x(out->y + o, yclamp(out->g, m), cnt, !out->g->clamp);
   if (!u8) /* + the flat position of each lane's window corner */
     tap = vi_add(tap, vi_ramp(rowbase + 2 * (int32_t)ox0 - 1, 2));
   store_index(out->ind, out->it, o, tap, cnt);
@@ -726,6 +727,44 @@ SP_HOT void max3x3s2_block(const float *const row[5], size_t nr, size_t ox0,
   }
 }
 
+/* The f32 rows the folds read: the input's own for f32; for the other
+ * element types, input rows widened (exactly) into a ring of ROW3_RING rows
+ * as they are first needed, each once per plane (a row pair reads rows
+ * 2oy - 1 .. 2oy + 3, the next pair from 2oy + 3 on). Rows longer than
+ * ROW3_CAP - 2 elements take the blocks of max_row_nchw instead. The folds
+ * see the same values either way; a NaN reruns the row pair from the
+ * elements themselves. */
+#define ROW3_RING 5
+#define ROW3_CAP 2048 /* floats per ring row: 40 KiB of stack */
+
+typedef struct rows3 {
+  const el_t *xp; /* the plane */
+  size_t w;
+#if !SP_EL_F32
+  float *ring;            /* ROW3_RING rows of ROW3_CAP floats */
+  size_t held[ROW3_RING]; /* the input row + 1 each holds, 0: none */
+#endif
+} rows3;
+
+SP_HOT const float *rows3_get(rows3 *r, size_t iy) {
+#if SP_EL_F32
+  return r->xp + iy * r->w;
+#else
+  const size_t slot = (iy + 1) % ROW3_RING;
+  float *d = r->ring + slot * ROW3_CAP + 1; /* column -1 at d[-1] */
+  if (r->held[slot] != iy + 1) {
+    const el_t *x = r->xp + iy * r->w;
+    size_t c = 0;
+    for (; c + SP_VL <= r->w; c += SP_VL)
+      vf_store(d + c, el_load(x + c));
+    if (c < r->w)
+      store_lanes(d + c, el_load_lanes(x + c, r->w - c), r->w - c);
+    r->held[slot] = iy + 1;
+  }
+  return d;
+#endif
+}
+
 /* The blocks of a row pair: the first (FOLD_LEFT when its columns 0 ..
  * 2SP_VL lie inside), full blocks inside the input, and a last block that
  * ends at ow, overlapping its predecessor (writing the same values twice
@@ -744,24 +783,40 @@ SP_HOT void max3x3s2_nchw_rows(const sp_geom *g, const sp_io *io, int track,
    * column 2ow - 1: not there when the right padding holds it. */
   const int wide = ow > SP_VL;
   const int tail_in = 2 * ow - 1 < w;
+#if !SP_EL_F32
+  if (w + 2 > ROW3_CAP) {
+    FOR_EACH_ROW(g, {
+      max_row_nchw(g, io, EL_X(io) + px.base, &in_, oy, ki0, ki1, orow, track);
+    });
+    return;
+  }
+  _Alignas(64) float ring[ROW3_RING * ROW3_CAP];
+#endif
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
-      const float *xp = io->x + sp_plane_of(g, n, c, g->h, g->w).base;
+      const el_t *xp = EL_X(io) + sp_plane_of(g, n, c, g->h, g->w).base;
       const size_t ybase = sp_plane_of(g, n, c, g->oh, g->ow).base;
+#if SP_EL_F32
+      rows3 rs = {xp, w};
+#else
+      rows3 rs = {xp, w, ring, {0}};
+#endif
       for (size_t oy = 0; oy < g->oh; oy += nr == 1 ? 1 : 2) {
         const int two = nr == 3 && oy + 1 < g->oh;
         /* 3x3: input rows 2oy - 1 .. 2oy + 3, NULL outside; 1x3: row oy */
-        const float *row[5] = {xp + oy * g->w, NULL, NULL, NULL, NULL};
+        const float *row[5] = {NULL, NULL, NULL, NULL, NULL};
+        if (nr == 1)
+          row[0] = rows3_get(&rs, oy);
         for (size_t r = 0; r < 5 && nr == 3; r++) {
           const size_t iy1 = 2 * oy + r; /* the row plus one */
           row[r] = iy1 >= 1 && iy1 - 1 < g->h && (two || r < 3)
-                       ? xp + (iy1 - 1) * g->w
+                       ? rows3_get(&rs, iy1 - 1)
                        : NULL;
         }
         const int32_t iy0w =
             nr == 3 ? (int32_t)(2 * oy * w) - (int32_t)w : (int32_t)(oy * w);
         const out3x3s2 out = {
-            g,          io->y, io->indices, g->index_type, ybase + oy * ow,
+            g,          EL_Y(io), io->indices, g->index_type, ybase + oy * ow,
             (int32_t)w, iy0w};
         vm bad = vm_range(0, 0);
         size_t ox0 = 0;
@@ -812,7 +867,7 @@ static inline size_t lop_fits(const sp_geom *g, size_t big, size_t small) {
 SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
                                   int track) {
   FOR_EACH_ROW(g, {
-    max_row_nchw(g, io, io->x + px.base, &in_, oy, ki0, ki1, orow, track);
+    max_row_nchw(g, io, EL_X(io) + px.base, &in_, oy, ki0, ki1, orow, track);
   });
 }
 

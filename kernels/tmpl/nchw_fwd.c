@@ -6,6 +6,7 @@
 
 #include "tmpl/nchw.h"
 
+#if SP_EL_F32
 /* The AVG division (div_lanes, tmpl/common.h) over an array, for its proof
  * (sp_divide_fn): one divisor d[0] (d_stride 0), or one per element
  * (d_stride 1), with the unused lanes of a short last vector dividing by 1
@@ -23,8 +24,9 @@ int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
   }
   return SP_DIV_EXACT;
 }
+#endif
 
-void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   const size_t gw = lop_fits(g, 1, 1 + (size_t)track);
   if (gw)
@@ -36,13 +38,14 @@ void SP_FN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 }
 
 /* SP_SHAPE_3X3S2P1 (the ResNet stem), every index type. */
-void SP_FN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     max3x3s2_nchw_direct(g, io, 0);
   else
     max3x3s2_nchw_direct(g, io, 1);
 }
 
+#if !SP_EL_INT8 /* S8/U8: MAX only (their AVG is tmpl/qavg.c's) */
 /* sw_c: the column stride when it is a compile-time 1 or 2, else 0; k3: a
  * compile-time 3x3 kernel without dilation. cd: the AVG column factors
  * (cd->ok). */
@@ -52,7 +55,7 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
   const size_t sw = sw_c ? sw_c : g->sw;
   const size_t kh = k3 ? 3 : g->kh, kw = k3 ? 3 : g->kw;
   const size_t dh = k3 ? 1 : g->dh, dw = k3 ? 1 : g->dw;
-  float scratch[PAD_SCRATCH + SP_VL] __attribute__((aligned(64)));
+  el_t scratch[PAD_SCRATCH + SP_VL] __attribute__((aligned(64)));
   const int kind = lp_kind(g->p);
   const float inv_p = lp ? 1.0f / g->p : 1.0f;
   const size_t rs = pp->rs, gs = g->sh * rs; /* between output rows */
@@ -62,14 +65,14 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
       size_t ny[PAD_ROWS]; /* each row's counted kernel rows (AVG) */
       for (size_t r = 0; r < PAD_ROWS; r++)
         ny[r] = lp || r >= nr ? g->kh : sp_avg_taps_h(g, oy + r);
-      const float *srow = scratch + (oy - oy0) * gs;
+      const el_t *srow = scratch + (oy - oy0) * gs;
       for (size_t bx = 0; bx < tc; bx += SP_VL) {
         const size_t cnt = tc - bx < SP_VL ? tc - bx : SP_VL;
         vf acc[PAD_ROWS];
         for (size_t r = 0; r < PAD_ROWS; r++)
           acc[r] = vf_zero();
         for (size_t ki = 0; ki < kh; ki++) {
-          const float *p = srow + ki * dh * rs + bx * sw;
+          const el_t *p = srow + ki * dh * rs + bx * sw;
           for (size_t kj = 0; kj < kw; kj++, p += dw) {
             for (size_t r = 0; r < PAD_ROWS; r++) {
               const vf v = load_cols(p + r * gs, sw, SP_VL, 1);
@@ -81,8 +84,8 @@ SP_HOT void sumpool_fwd_nchw_padded(const sp_geom *g, const sp_io *io, int lp,
         for (size_t r = 0; r < PAD_ROWS && r < nr; r++) {
           const vf y = lp ? lp_root_v(kind, inv_p, acc[r])
                           : col_div(g, cd, bi, slot, ny[r], acc[r]);
-          store_lanes(yp + (oy + r) * g->ow + ox0 + bx,
-                      yclamp(g, lp ? vcanon(y) : y), cnt);
+          el_store_lanes(yp + (oy + r) * g->ow + ox0 + bx,
+                         yclamp(g, lp ? vcanon(y) : y), cnt);
         }
       }
     }
@@ -124,7 +127,7 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
     for (size_t ox = 0, cnt; ox < g->ow; ox += cnt) {
       cnt = block_len(&in_, ox, g->ow);
       const block b = block_at(g, &in_, oy, ki0, ki1, ox, cnt);
-      const vf acc = sum_block_nchw(g, io->x + px.base, &b, lp, kind);
+      const vf acc = sum_block_nchw(g, EL_X(io) + px.base, &b, lp, kind);
       vf y;
       if (lp) {
         y = lp_root_v(kind, inv_p, acc);
@@ -135,18 +138,21 @@ SP_HOT void sumpool_fwd_nchw_body(const sp_geom *g, const sp_io *io, int lp) {
                      : inner;
         y = avg_result(acc, &bd);
       }
-      store_lanes(io->y + orow + ox, yclamp(g, lp ? vcanon(y) : y), cnt);
+      el_store_lanes(EL_Y(io) + orow + ox, yclamp(g, lp ? vcanon(y) : y), cnt);
     }
   });
 }
 
-void SP_FN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   sumpool_fwd_nchw_body(g, io, 0);
 }
 
+#if SP_EL_F32 /* LP of bf16/f16: on widened copies */
 void SP_FN(sp_lppool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
   sumpool_fwd_nchw_body(g, io, 1);
 }
+#endif
+#endif
 
 /* ================================================================ global
  * NCHW global pooling (one window per plane, the whole plane: any rank,
@@ -179,7 +185,7 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
   const int kind = lp_kind(g->p);
   const float pv = g->p;
   const size_t cnt = planes - p0 < SP_VL ? planes - p0 : SP_VL;
-  const float *xp = io->x + p0 * hw;
+  const el_t *xp = EL_X(io) + p0 * hw;
   vf acc[GLOBAL_GROUPS];
   vi idx[GLOBAL_GROUPS];
   for (size_t k = 0; k < ng; k++) {
@@ -190,7 +196,7 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
   for (size_t t0 = 0; t0 < tb; t0 += SP_VL) {
     for (size_t k = 0; k < ng; k++) {
       vf v[SP_VL];
-      vf_load_transposed(xp + k * SP_VL * hw + t0, hw, v);
+      el_load_transposed(xp + k * SP_VL * hw + t0, hw, v);
       for (size_t j = 0; j < SP_VL; j++)
         global_step(method, track, kind, pv, t0 + j, v[j], &acc[k], &idx[k]);
     }
@@ -203,7 +209,7 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
   for (size_t k = 0; k < ng; k++) {
     const size_t o = p0 + k * SP_VL;
     if (method == G_MAX) {
-      store_lanes(io->y + o, yclamp(g, acc[k]), cnt);
+      el_store_lanes_x(EL_Y(io) + o, yclamp(g, acc[k]), cnt, !g->clamp);
       /* The window is the plane: tap number and flat position coincide. */
       if (track)
         store_index(io->indices, g->index_type, o, idx[k], cnt);
@@ -212,12 +218,13 @@ SP_HOT void global_nchw_groups(const sp_geom *g, const sp_io *io, int method,
       const divisor dd = divisor_count(g->d), dh = divisor_count(g->h),
                     dw = divisor_count(g->w);
       const vf y = vcanon(div_axes(acc[k], &dd, &dh, &dw));
-      store_lanes(io->y + o, yclamp(g, y), cnt);
+      el_store_lanes(EL_Y(io) + o, yclamp(g, y), cnt);
     } else {
       const divisor dv = divisor_set1((float)hw);
       const vf y = method == G_LP ? lp_root_v(kind, 1.0f / g->p, acc[k])
                                   : avg_result(acc[k], &dv);
-      store_lanes(io->y + o, yclamp(g, method == G_LP ? vcanon(y) : y), cnt);
+      el_store_lanes(EL_Y(io) + o, yclamp(g, method == G_LP ? vcanon(y) : y),
+                     cnt);
     }
   }
 }
@@ -232,15 +239,19 @@ SP_HOT void global_nchw_body(const sp_geom *g, const sp_io *io, int method,
     global_nchw_groups(g, io, method, track, p0, 1);
 }
 
-void SP_FN(sp_maxpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_maxpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     global_nchw_body(g, io, G_MAX, 0);
   else
     global_nchw_body(g, io, G_MAX, 1);
 }
-void SP_FN(sp_avgpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
+#if !SP_EL_INT8
+void SP_KFN(sp_avgpool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
   global_nchw_body(g, io, G_AVG, 0);
 }
+#endif
+#if SP_EL_F32
 void SP_FN(sp_lppool_fwd_global_nchw)(const sp_geom *g, const sp_io *io) {
   global_nchw_body(g, io, G_LP, 0);
 }
+#endif

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* nhwc.h — the NHWC window blocks (lanes over channels) that the forward
+ * kernels (tmpl/nhwc_fwd.c, per element type) and the backward ones
+ * (tmpl/nhwc.c, which recompute winners and LP norms) share. */
+#ifndef SP_TMPL_NHWC_H
+#define SP_TMPL_NHWC_H
+
+#include "tmpl/elem.h"
+
+/* ================================================================ NHWC
+ * Lanes over channels: every lane shares the window, so tap validity and
+ * the AVG divisor are uniform and no lane ever needs a bounds check. */
+
+/* Running max of one channel block over a window; *t receives the winner's
+ * index value (flat or tap number per index type `it`; tap numbers when
+ * it == NONE and track is set). */
+static inline vf max_block_nhwc(const sp_geom *g, const el_t *xn,
+                                const window *win, size_t c, size_t cn,
+                                int track, simdpool_index_type it, vi *t) {
+  const size_t C = g->xs; /* the x pixel step */
+  if (!track) {
+    /* Without NaN after the first tap, max(v, m) is the MAX step exactly;
+     * a lane that met one reruns the block with compare-and-select. */
+    vf m = el_load_lanes(xn + tap_flat(g, win, win->ki0, win->kj0) * C + c, cn);
+    vm bad = vm_unord(m, m);
+    bad = vm_and(bad, vm_unord(vf_zero(), vf_zero())); /* first tap is fine */
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const vf v = el_load_lanes(xn + tap_flat(g, win, ki, kj) * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        m = vf_max_x86(v, m);
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = vi_set1(0);
+      return m;
+    }
+  } else {
+    /* "Greater replaces" from the first tap, the index in the same select:
+     * the MAX step exactly unless a later tap is NaN (a NaN first tap is
+     * then never replaced, as in the reference). */
+    const size_t f0 = tap_flat(g, win, win->ki0, win->kj0);
+    vf m = el_load_lanes(xn + f0 * C + c, cn);
+    vi idx = vi_set1(index_value(it, win->ki0 * g->kw + win->kj0, f0));
+    vm bad = vm_range(0, 0);
+    for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+      for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
+           kj++) {
+        const size_t flat = tap_flat(g, win, ki, kj);
+        const vf v = el_load_lanes(xn + flat * C + c, cn);
+        bad = vm_or(bad, vm_unord(v, v));
+        const vm r = vm_gt(v, m);
+        m = vf_select(r, m, v);
+        idx =
+            vi_select(r, idx, vi_set1(index_value(it, ki * g->kw + kj, flat)));
+      }
+    }
+    if (!vm_any(bad)) {
+      *t = idx;
+      return m;
+    }
+  }
+  vf m = vf_zero();
+  vi idx = vi_set1(0);
+  int first = 1;
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const size_t flat = tap_flat(g, win, ki, kj);
+      const vf v = el_load_lanes(xn + flat * C + c, cn);
+      const int32_t val = track ? index_value(it, ki * g->kw + kj, flat) : 0;
+      if (first) {
+        m = v;
+        idx = vi_set1(val);
+        first = 0;
+        continue;
+      }
+      mx_step(v, val, track, &m, &idx);
+    }
+  }
+  *t = idx;
+  return m;
+}
+
+/* Four full channel blocks of one window at once (C >= 4 * SP_VL): one
+ * tap address feeds four loads, and four independent chains hide latency.
+ * Each lane still sees its window's taps in row-major order. */
+#define NHWC_UNROLL 4
+
+/* MAX of four channel blocks, with the winners' index values when track
+ * (written to ind at element o as the plan's index type). Without NaN,
+ * "greater replaces" from the first tap is the MAX step exactly (every tap
+ * of an NHWC window is valid); returns 0, having written nothing, when a
+ * NaN needs the exact path. */
+SP_HOT int max4_nhwc(const sp_geom *g, const el_t *xn, const window *win,
+                     size_t c, el_t *y, int track, void *ind, size_t o,
+                     int k3) {
+  const size_t C = g->xs; /* the x pixel step */
+  const simdpool_index_type it = g->index_type;
+  vf m[NHWC_UNROLL];
+  vi t[NHWC_UNROLL];
+  for (size_t u = 0; u < NHWC_UNROLL; u++) { /* every window has a tap */
+    m[u] = vf_zero();
+    t[u] = vi_set1(0);
+  }
+  vm bad = vm_range(0, 0);
+  int first = 1;
+  /* k3 (a compile-time constant): a whole undilated 3x3 window, so the
+   * nine taps unroll with constant offsets. */
+  const size_t ki0 = k3 ? 0 : win->ki0, ki1 = k3 ? 3 : win->ki1;
+  const size_t kj0 = k3 ? 0 : win->kj0, kj1 = k3 ? 3 : win->kj1;
+  const size_t corner = k3 ? tap_flat(g, win, 0, 0) : 0;
+  for (size_t ki = ki0; ki < ki1; ki++) {
+    for (size_t kj = kj0; kj < kj1; kj++) {
+      const size_t flat =
+          k3 ? corner + ki * g->w + kj : tap_flat(g, win, ki, kj);
+      const el_t *p = xn + flat * C + c;
+      vf v[NHWC_UNROLL];
+      for (size_t u = 0; u < NHWC_UNROLL; u++)
+        v[u] = el_load(p + u * SP_VL);
+      bad = vm_or(bad, vm_or(vm_unord(v[0], v[1]), vm_unord(v[2], v[3])));
+      const vi val =
+          vi_set1(track ? index_value(it, ki * g->kw + kj, flat) : 0);
+      for (size_t u = 0; u < NHWC_UNROLL; u++) {
+        if (first) {
+          m[u] = v[u];
+          t[u] = val;
+        } else if (track) {
+          const vm r = vm_gt(v[u], m[u]);
+          m[u] = vf_select(r, m[u], v[u]);
+          t[u] = vi_select(r, t[u], val);
+        } else {
+          m[u] = vf_max_x86(v[u], m[u]);
+        }
+      }
+      first = 0;
+    }
+  }
+  if (vm_any(bad))
+    return 0;
+  for (size_t u = 0; u < NHWC_UNROLL; u++) {
+    el_store_x(y + u * SP_VL, yclamp(g, m[u]), !g->clamp);
+    if (track)
+      store_index(ind, it, o + u * SP_VL, t[u], SP_VL);
+  }
+  return 1;
+}
+
+/* The sum of AVG (lp = 0) or of the LP terms of four channel blocks. */
+static inline void sum4_nhwc(const sp_geom *g, const el_t *xn,
+                             const window *win, size_t c, int lp, int kind,
+                             vf acc[NHWC_UNROLL]) {
+  const size_t C = g->xs; /* the x pixel step */
+  vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
+  for (size_t ki = win->ki0; ki < win->ki1; ki++) {
+    for (size_t kj = win->kj0; kj < win->kj1; kj++) {
+      const el_t *p = xn + tap_flat(g, win, ki, kj) * C + c;
+      vf v0 = el_load(p), v1 = el_load(p + SP_VL);
+      vf v2 = el_load(p + 2 * SP_VL), v3 = el_load(p + 3 * SP_VL);
+      if (lp) {
+        v0 = lp_term_v(kind, g->p, v0);
+        v1 = lp_term_v(kind, g->p, v1);
+        v2 = lp_term_v(kind, g->p, v2);
+        v3 = lp_term_v(kind, g->p, v3);
+      }
+      a0 = vf_add(a0, v0);
+      a1 = vf_add(a1, v1);
+      a2 = vf_add(a2, v2);
+      a3 = vf_add(a3, v3);
+    }
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* y of one LP channel block, before canonicalization. */
+static inline vf lp_block_nhwc(const sp_geom *g, const el_t *xn,
+                               const window *win, size_t c, size_t cn,
+                               int kind) {
+  const float pv = g->p, inv_p = 1.0f / g->p;
+  vf acc = vf_zero();
+  for (size_t ki = win->ki0; ki < win->ki1; ki++)
+    for (size_t kj = win->kj0; kj < win->kj1; kj++)
+      acc = vf_add(
+          acc, lp_term_v(kind, pv,
+                         el_load_lanes(
+                             xn + tap_flat(g, win, ki, kj) * g->xs + c, cn)));
+  return lp_root_v(kind, inv_p, acc);
+}
+
+#endif /* SP_TMPL_NHWC_H */
