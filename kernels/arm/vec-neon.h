@@ -275,6 +275,12 @@ static inline vf vf_load_f16(const uint16_t *p) {
                    vreinterpretq_f32_u32(bits),
                    vcvt_f32_f16(vreinterpret_f16_u16(h)));
 }
+/* vf_load_f16 without the NaN fix-up: exact for every number, and a NaN
+ * loads as some NaN (FCVTL quietens a signalling one). For MAX bodies that
+ * test their lanes for NaN themselves and redo such lanes from exact loads. */
+static inline vf vf_load_f16_ord(const uint16_t *p) {
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
 /* The NaN lanes of v, narrowed to 16-bit lanes. */
 static inline uint16x4_t sp_neon_nan16(vf v) {
   return vmovn_u32(vmvnq_u32(vceqq_f32(v, v)));

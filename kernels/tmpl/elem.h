@@ -66,6 +66,17 @@ SP_HOT vf el_load(const el_t *p) {
 #endif
 }
 
+/* el_load for MAX bodies that test their lanes for NaN and redo those
+ * from el_load: exact for every number; a NaN loads as some NaN (f16
+ * skips its NaN fix-up). */
+SP_HOT vf el_load_ord(const el_t *p) {
+#if defined(SP_EL_F16)
+  return vf_load_f16_ord(p);
+#else
+  return el_load(p);
+#endif
+}
+
 SP_HOT void el_store(el_t *p, vf v) {
 #if defined(SP_EL_BF16)
   vf_store_bf16_keep(p, v);
@@ -124,6 +135,20 @@ SP_HOT vf el_load_lanes(const el_t *p, size_t n) {
   memset(t, 0, sizeof t);
   memcpy(t, p, n * sizeof *p);
   return el_load(t);
+#endif
+}
+
+/* el_load_lanes by el_load_ord. */
+SP_HOT vf el_load_lanes_ord(const el_t *p, size_t n) {
+#if defined(SP_EL_F16)
+  if (n == SP_VL)
+    return el_load_ord(p);
+  el_t t[SP_VL];
+  memset(t, 0, sizeof t);
+  memcpy(t, p, n * sizeof *p);
+  return el_load_ord(t);
+#else
+  return el_load_lanes(p, n);
 #endif
 }
 

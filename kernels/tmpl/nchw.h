@@ -728,12 +728,12 @@ SP_HOT void max3x3s2_block(const float *const row[5], size_t nr, size_t ox0,
 }
 
 /* The f32 rows the folds read: the input's own for f32; for the other
- * element types, input rows widened (exactly) into a ring of ROW3_RING rows
- * as they are first needed, each once per plane (a row pair reads rows
- * 2oy - 1 .. 2oy + 3, the next pair from 2oy + 3 on). Rows longer than
- * ROW3_CAP - 2 elements take the blocks of max_row_nchw instead. The folds
- * see the same values either way; a NaN reruns the row pair from the
- * elements themselves. */
+ * element types, input rows widened into a ring of ROW3_RING rows as they
+ * are first needed, each once per plane (a row pair reads rows 2oy - 1 ..
+ * 2oy + 3, the next pair from 2oy + 3 on). Rows longer than ROW3_CAP - 2
+ * elements take the blocks of max_row_nchw instead. The widening is
+ * el_load_ord's, exact for numbers: the folds test every value they read
+ * for NaN, and a NaN reruns the row pair from the elements themselves. */
 #define ROW3_RING 5
 #define ROW3_CAP 2048 /* floats per ring row: 40 KiB of stack */
 
@@ -756,9 +756,9 @@ SP_HOT const float *rows3_get(rows3 *r, size_t iy) {
     const el_t *x = r->xp + iy * r->w;
     size_t c = 0;
     for (; c + SP_VL <= r->w; c += SP_VL)
-      vf_store(d + c, el_load(x + c));
+      vf_store(d + c, el_load_ord(x + c));
     if (c < r->w)
-      store_lanes(d + c, el_load_lanes(x + c, r->w - c), r->w - c);
+      store_lanes(d + c, el_load_lanes_ord(x + c, r->w - c), r->w - c);
     r->held[slot] = iy + 1;
   }
   return d;

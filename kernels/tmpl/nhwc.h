@@ -19,15 +19,17 @@ static inline vf max_block_nhwc(const sp_geom *g, const el_t *xn,
                                 int track, simdpool_index_type it, vi *t) {
   const size_t C = g->xs; /* the x pixel step */
   if (!track) {
-    /* Without NaN after the first tap, max(v, m) is the MAX step exactly;
-     * a lane that met one reruns the block with compare-and-select. */
-    vf m = el_load_lanes(xn + tap_flat(g, win, win->ki0, win->kj0) * C + c, cn);
+    /* Without NaN, max(v, m) is the MAX step exactly; a lane that met one
+     * (the first tap's too: the loads are el_load_ord's) reruns the block
+     * with compare-and-select from exact loads. */
+    vf m = el_load_lanes_ord(xn + tap_flat(g, win, win->ki0, win->kj0) * C + c,
+                             cn);
     vm bad = vm_unord(m, m);
-    bad = vm_and(bad, vm_unord(vf_zero(), vf_zero())); /* first tap is fine */
     for (size_t ki = win->ki0; ki < win->ki1; ki++) {
       for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
            kj++) {
-        const vf v = el_load_lanes(xn + tap_flat(g, win, ki, kj) * C + c, cn);
+        const vf v =
+            el_load_lanes_ord(xn + tap_flat(g, win, ki, kj) * C + c, cn);
         bad = vm_or(bad, vm_unord(v, v));
         m = vf_max_x86(v, m);
       }
@@ -38,17 +40,16 @@ static inline vf max_block_nhwc(const sp_geom *g, const el_t *xn,
     }
   } else {
     /* "Greater replaces" from the first tap, the index in the same select:
-     * the MAX step exactly unless a later tap is NaN (a NaN first tap is
-     * then never replaced, as in the reference). */
+     * the MAX step exactly unless a tap is NaN (el_load_ord's loads). */
     const size_t f0 = tap_flat(g, win, win->ki0, win->kj0);
-    vf m = el_load_lanes(xn + f0 * C + c, cn);
+    vf m = el_load_lanes_ord(xn + f0 * C + c, cn);
     vi idx = vi_set1(index_value(it, win->ki0 * g->kw + win->kj0, f0));
-    vm bad = vm_range(0, 0);
+    vm bad = vm_unord(m, m);
     for (size_t ki = win->ki0; ki < win->ki1; ki++) {
       for (size_t kj = ki == win->ki0 ? win->kj0 + 1 : win->kj0; kj < win->kj1;
            kj++) {
         const size_t flat = tap_flat(g, win, ki, kj);
-        const vf v = el_load_lanes(xn + flat * C + c, cn);
+        const vf v = el_load_lanes_ord(xn + flat * C + c, cn);
         bad = vm_or(bad, vm_unord(v, v));
         const vm r = vm_gt(v, m);
         m = vf_select(r, m, v);
@@ -117,7 +118,7 @@ SP_HOT int max4_nhwc(const sp_geom *g, const el_t *xn, const window *win,
       const el_t *p = xn + flat * C + c;
       vf v[NHWC_UNROLL];
       for (size_t u = 0; u < NHWC_UNROLL; u++)
-        v[u] = el_load(p + u * SP_VL);
+        v[u] = el_load_ord(p + u * SP_VL); /* NaN: bad */
       bad = vm_or(bad, vm_or(vm_unord(v[0], v[1]), vm_unord(v[2], v[3])));
       const vi val =
           vi_set1(track ? index_value(it, ki * g->kw + kj, flat) : 0);

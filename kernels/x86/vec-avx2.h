@@ -288,6 +288,12 @@ static inline vf vf_load_f16(const uint16_t *p) {
   return _mm256_blendv_ps(f, _mm256_castsi256_ps(bits),
                           _mm256_castsi256_ps(nan));
 }
+/* vf_load_f16 without the NaN fix-up: exact for every number, and a NaN
+ * loads as some NaN (F16C quietens a signalling one). For MAX bodies that
+ * test their lanes for NaN themselves and redo such lanes from exact loads. */
+static inline vf vf_load_f16_ord(const uint16_t *p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
 /* Eight lanes of at most 0xffff as eight uint16. */
 static inline void sp_avx2_store16(uint16_t *p, __m256i r) {
   _mm_storeu_si128((__m128i *)p,

@@ -299,6 +299,12 @@ static inline vf vf_load_f16(const uint16_t *p) {
       _mm512_or_si512(_mm512_slli_epi32(a, 13), _mm512_set1_epi32(0x70000000)));
   return _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(bits));
 }
+/* vf_load_f16 without the NaN fix-up: exact for every number, and a NaN
+ * loads as some NaN (F16C quietens a signalling one). For MAX bodies that
+ * test their lanes for NaN themselves and redo such lanes from exact loads. */
+static inline vf vf_load_f16_ord(const uint16_t *p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
 /* bf16 bits (in the low half of each lane) of v rounded to nearest even;
  * NaN lanes are left to the callers. */
 static inline __m512i sp_avx512_bf16_rne(__m512i u) {
