@@ -7,14 +7,14 @@
 # tables only, as OSS-Fuzz builds: the kernels' compile time under the sanitizers is
 # about half of -O2 -g's, and the fuzzer runs no slower. One build serves both jobs.
 # With a native build's directory as the second argument, of the x86 SIMD variants only
-# AUTO's and SSE4.1's are built (.ci/widest-isa.sh says why).
+# AUTO's is built (.ci/widest-isa.sh says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: .ci/asan-setup.sh <build dir> [native build dir]}
 native=${2:-}
 isa_opts=()
 if [ -n "$native" ]; then
-  read -r -a isa_opts <<<"$(bash .ci/widest-isa.sh "$native" sse41)"
+  read -r -a isa_opts <<<"$(bash .ci/widest-isa.sh "$native")"
 fi
 rm -rf "$dir"
 CC=clang-14 CXX=clang++-14 meson setup "$dir" --buildtype=plain --werror \

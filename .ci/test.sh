@@ -66,7 +66,7 @@ echo "== ASan + UBSan build (clang-14, instrumented for libFuzzer): tests =="
 # keep it): the full-scale sweeps ran natively above, and under the sanitizers
 # the kernel sweep alone took eight of CI's minutes at full scale. The same
 # build is the fuzzer's (last stage): one sanitizer build instead of two. Of the
-# x86 SIMD variants it builds AUTO's and SSE4.1's (.ci/widest-isa.sh).
+# x86 SIMD variants it builds AUTO's (.ci/widest-isa.sh).
 bash .ci/asan-setup.sh build-asan build-test
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 SIMDPOOL_TEST_SCALE=0.15 \
