@@ -84,13 +84,6 @@ bool peer_supports(Peer p, const Case &cs, const OpVariant &op,
       *why = "channel-slice and clamp variants are timed for simdpool only";
     return false;
   }
-  if (op.dtype != SIMDPOOL_F32 && p != Peer::PyTorch) {
-    // oneDNN (bf16, f16, s8, u8 pooling) and XNNPACK (f16, s8, u8, qu8
-    // average) have them; not wired here yet.
-    if (why)
-      *why = "element types other than f32 are wired for PyTorch only";
-    return false;
-  }
   switch (p) {
   case Peer::OneDNN:
 #ifdef SPBENCH_HAVE_ONEDNN

@@ -484,18 +484,23 @@ simdpool_desc make_desc(const Case &cs, const OpVariant &op,
   }
   d.dtype = op.dtype;
   if (op.method == SIMDPOOL_AVG &&
-      (op.dtype == SIMDPOOL_S8 || op.dtype == SIMDPOOL_U8)) {
-    // Not the identity (quant_text says which), so that the kernels' scale,
-    // zero points, rounding and clamp to the type's range all do work.
-    const int32_t sign = op.dtype == SIMDPOOL_S8 ? -1 : 1;
-    d.quant.x_scale = 0.05f;
-    d.quant.y_scale = 0.04f;
-    d.quant.x_zero_point = 3 * sign;
-    d.quant.y_zero_point = 5 * sign;
-    d.quant.y_min = INT32_MIN; // the type's whole range
-    d.quant.y_max = INT32_MAX;
-  }
+      (op.dtype == SIMDPOOL_S8 || op.dtype == SIMDPOOL_U8))
+    d.quant = bench_quant(op.dtype);
   return d;
+}
+
+simdpool_quant bench_quant(simdpool_dtype t) {
+  // Not the identity (quant_text says which), so that the kernels' scale,
+  // zero points, rounding and clamp to the type's range all do work.
+  const int32_t sign = t == SIMDPOOL_S8 ? -1 : 1;
+  simdpool_quant q;
+  q.x_scale = 0.05f;
+  q.y_scale = 0.04f;
+  q.x_zero_point = 3 * sign;
+  q.y_zero_point = 5 * sign;
+  q.y_min = INT32_MIN; // the type's whole range
+  q.y_max = INT32_MAX;
+  return q;
 }
 
 std::string quant_text(simdpool_dtype t) {

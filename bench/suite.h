@@ -145,7 +145,11 @@ const char *method_name(simdpool_method m);      // "max", "avg", "lp"
 const char *op_kind_name(sp_op op);              // "fwd", "bwd", "bwd_idx", ...
 const char *shape_name(sp_shape s);              // "general", "2x2s2", ...
 
-// The quantization S8/U8 AVG rows run with (make_desc), for the legends:
+// The quantization S8/U8 AVG rows of dtype t run with (make_desc, and the
+// peers' quantized averages).
+simdpool_quant bench_quant(simdpool_dtype t);
+
+// The same for the legends:
 // "x_scale 0.05, y_scale 0.04, zero points x 3, y 5 (u8), the type's whole
 // output range".
 std::string quant_text(simdpool_dtype t);
