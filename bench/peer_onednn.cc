@@ -247,7 +247,7 @@ bool onednn_supports(const Case &cs, const OpVariant &op,
   else if (op.dtype == SIMDPOOL_F16)
     // Measured: primitive_desc_create returns dnnl_unimplemented for f16
     // pooling on this AVX-512 (FP16) machine.
-    reason = "oneDNN (Debian's 2.7) has no f16 pooling for CPUs";
+    reason = "oneDNN (Debian's 2.6) has no f16 pooling for CPUs";
   else if (op.dtype == SIMDPOOL_BF16 && op.method == SIMDPOOL_AVG &&
            op.call != Call::Forward)
     // Measured on incep_avg3: dx 0xbd72 where one rounding gives 0xbd70.

@@ -369,4 +369,23 @@ static inline void vi_store_s8(int8_t *p, vi v) {
   vi_store_u8((uint8_t *)p, v);
 }
 
+/* ------------------------------------------------ byte lanes
+ * SP_VB 8-bit elements in one vector, for the S8/U8 MAX without indices
+ * (tmpl/nhwc_fwd.c): unaligned loads and stores and the lane-wise max. */
+typedef uint8x16_t vb;
+#define SP_VB 16
+static inline vb vb_load(const void *p) {
+  return vld1q_u8((const uint8_t *)p);
+}
+static inline void vb_store(void *p, vb v) {
+  vst1q_u8((uint8_t *)p, v);
+}
+static inline vb vb_max_u8(vb a, vb b) {
+  return vmaxq_u8(a, b);
+}
+static inline vb vb_max_s8(vb a, vb b) {
+  return vreinterpretq_u8_s8(
+      vmaxq_s8(vreinterpretq_s8_u8(a), vreinterpretq_s8_u8(b)));
+}
+
 #endif /* SIMDPOOL_VEC_NEON_H */

@@ -123,33 +123,29 @@ static inline el_t el_from_f32(float f) {
 #endif
 }
 
-/* n <= SP_VL elements at p as lanes, the rest zero, and back (only n
- * elements written). */
-SP_HOT vf el_load_lanes(const el_t *p, size_t n) {
+/* n <= SP_VL elements at p as lanes, the rest zero, by el_load (or by
+ * el_load_ord, with ord), and back (only n elements written). */
+SP_HOT vf el_load_lanes_x(const el_t *p, size_t n, int ord) {
 #if defined(SP_EL_F32)
+  (void)ord;
   return load_lanes(p, n);
 #else
-  if (n == SP_VL)
-    return el_load(p);
   el_t t[SP_VL];
-  memset(t, 0, sizeof t);
-  memcpy(t, p, n * sizeof *p);
-  return el_load(t);
+  if (n < SP_VL) {
+    memset(t, 0, sizeof t);
+    memcpy(t, p, n * sizeof *p);
+    p = t;
+  }
+  return ord ? el_load_ord(p) : el_load(p);
 #endif
 }
 
-/* el_load_lanes by el_load_ord. */
+SP_HOT vf el_load_lanes(const el_t *p, size_t n) {
+  return el_load_lanes_x(p, n, 0);
+}
+
 SP_HOT vf el_load_lanes_ord(const el_t *p, size_t n) {
-#if defined(SP_EL_F16)
-  if (n == SP_VL)
-    return el_load_ord(p);
-  el_t t[SP_VL];
-  memset(t, 0, sizeof t);
-  memcpy(t, p, n * sizeof *p);
-  return el_load_ord(t);
-#else
-  return el_load_lanes(p, n);
-#endif
+  return el_load_lanes_x(p, n, 1);
 }
 
 /* Lanes [l0, l1) from p[l0..l1), the rest zero; reads nothing else. */

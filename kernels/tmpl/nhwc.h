@@ -191,4 +191,62 @@ static inline vf lp_block_nhwc(const sp_geom *g, const el_t *xn,
   return lp_root_v(kind, inv_p, acc);
 }
 
+#if SP_EL_INT8
+/* S8/U8 MAX without indices, NHWC, in byte lanes: SP_VB channels a vector,
+ * four times the f32 lanes'. The integers' max is the MAX rule's result
+ * (no NaN; equal values have equal bits, so without indices the order of
+ * the taps leaves no trace). Any 2D window (tmpl/pool_2x2s2.c's 2x2/s2
+ * entry runs it too). */
+SP_HOT vb el_vb_max(vb a, vb b) {
+#if defined(SP_EL_S8)
+  return vb_max_s8(a, b);
+#else
+  return vb_max_u8(a, b);
+#endif
+}
+
+/* n <= SP_VB elements at p as byte lanes, the rest zero, and back (only
+ * n written). */
+SP_HOT vb el_vb_load(const el_t *p, size_t n) {
+  if (n == SP_VB)
+    return vb_load(p);
+  el_t t[SP_VB];
+  memset(t, 0, sizeof t);
+  memcpy(t, p, n);
+  return vb_load(t);
+}
+SP_HOT void el_vb_store(el_t *p, vb v, size_t n) {
+  if (n == SP_VB) {
+    vb_store(p, v);
+    return;
+  }
+  el_t t[SP_VB];
+  vb_store(t, v);
+  memcpy(p, t, n);
+}
+
+SP_HOT void maxpool_fwd_nhwc_bytes(const sp_geom *g, const sp_io *io) {
+  const size_t C = g->c, XS = g->xs;
+  for (size_t n = 0; n < g->n; n++) {
+    const el_t *xn = EL_X(io) + n * g->h * g->w * XS;
+    for (size_t oy = 0; oy < g->oh; oy++) {
+      for (size_t ox = 0; ox < g->ow; ox++) {
+        const window win = window_at(g, oy, ox);
+        el_t *y = EL_Y(io) + ((n * g->oh + oy) * g->ow + ox) * g->ys;
+        for (size_t c = 0; c < C; c += SP_VB) {
+          const size_t cn = C - c < SP_VB ? C - c : SP_VB;
+          vb m =
+              el_vb_load(xn + tap_flat(g, &win, win.ki0, win.kj0) * XS + c, cn);
+          for (size_t ki = win.ki0; ki < win.ki1; ki++)
+            for (size_t kj = win.kj0; kj < win.kj1; kj++)
+              m = el_vb_max(
+                  m, el_vb_load(xn + tap_flat(g, &win, ki, kj) * XS + c, cn));
+          el_vb_store(y + c, m, cn);
+        }
+      }
+    }
+  }
+}
+#endif
+
 #endif /* SP_TMPL_NHWC_H */

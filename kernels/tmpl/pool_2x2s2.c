@@ -5,6 +5,7 @@
 #include "tmpl/vec.h"
 
 #include "tmpl/nchw.h"
+#include "tmpl/nhwc.h"
 
 /* The f32 NHWC entries that the NCHW entries run on groups of planes
  * through the f32 scratch (lop_run; defined below in the f32 build, whose
@@ -539,6 +540,12 @@ void SP_KFN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
     fwd2x2_nchw(g, io, P2_MAX, 1);
 }
 void SP_KFN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
+#if SP_EL_INT8
+  if (g->index_type == SIMDPOOL_INDEX_NONE) {
+    maxpool_fwd_nhwc_bytes(g, io); /* byte lanes (tmpl/nhwc.h) */
+    return;
+  }
+#endif
   fwd2x2_nhwc_body(g, io, P2_MAX);
 }
 #if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */

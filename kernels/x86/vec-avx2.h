@@ -430,4 +430,22 @@ static inline void vi_store_s8(int8_t *p, vi v) {
   memcpy(p + 4, &hi, 4);
 }
 
+/* ------------------------------------------------ byte lanes
+ * SP_VB 8-bit elements in one vector, for the S8/U8 MAX without indices
+ * (tmpl/nhwc_fwd.c): unaligned loads and stores and the lane-wise max. */
+typedef __m256i vb;
+#define SP_VB 32
+static inline vb vb_load(const void *p) {
+  return _mm256_loadu_si256((const __m256i *)p);
+}
+static inline void vb_store(void *p, vb v) {
+  _mm256_storeu_si256((__m256i *)p, v);
+}
+static inline vb vb_max_u8(vb a, vb b) {
+  return _mm256_max_epu8(a, b);
+}
+static inline vb vb_max_s8(vb a, vb b) {
+  return _mm256_max_epi8(a, b);
+}
+
 #endif /* SIMDPOOL_VEC_AVX2_H */

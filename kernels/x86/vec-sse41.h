@@ -379,4 +379,22 @@ static inline void vi_store_s8(int8_t *p, vi v) {
   memcpy(p, &t, sizeof t);
 }
 
+/* ------------------------------------------------ byte lanes
+ * SP_VB 8-bit elements in one vector, for the S8/U8 MAX without indices
+ * (tmpl/nhwc_fwd.c): unaligned loads and stores and the lane-wise max. */
+typedef __m128i vb;
+#define SP_VB 16
+static inline vb vb_load(const void *p) {
+  return _mm_loadu_si128((const __m128i *)p);
+}
+static inline void vb_store(void *p, vb v) {
+  _mm_storeu_si128((__m128i *)p, v);
+}
+static inline vb vb_max_u8(vb a, vb b) {
+  return _mm_max_epu8(a, b);
+}
+static inline vb vb_max_s8(vb a, vb b) {
+  return _mm_max_epi8(a, b);
+}
+
 #endif /* SIMDPOOL_VEC_SSE41_H */
