@@ -56,7 +56,7 @@ bash .ci/oldcpu.sh build-test
 
 stage_done oldcpu
 echo "== consumer projects: the README install recipe, then pkg-config, CMake, Meson subproject, static =="
-bash .ci/consumer.sh
+bash .ci/consumer.sh build-test
 ccache --show-stats 2>/dev/null | grep -E "^ *(Hits|Misses):" || true
 
 stage_done consumer
