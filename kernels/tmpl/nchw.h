@@ -629,31 +629,22 @@ SP_HOT vf fold3x3s2(const float *row, size_t ox0, int mode,
   if (!row)
     return ninf;
   const float *p = row + 2 * (ptrdiff_t)ox0 - 1;
-  vf t[3];
-  if (mode == FOLD_IN) { /* columns 0..2SP_VL - 1 and 1..2SP_VL, split */
-    vf e2;
-    vf_deinterleave(vf_load(p), vf_load(p + SP_VL), &t[0], &t[1]);
-    vf_deinterleave(vf_load(p + 1), vf_load(p + SP_VL + 1), &e2, &t[2]);
-    *bad = vm_or(*bad, vm_unord(t[0], t[1]));
-    if (last)
-      *bad = vm_or(*bad, vm_unord(e2, t[2]));
-  } else {
-    vf v[4];
-    for (size_t i = 0; i < 4; i++) {
-      if (mode == FOLD_EDGE)
-        v[i] = load_range_or(p + fold_off[i], fl->l0[i], fl->l1[i], ninf);
-      else if (mode == FOLD_LEFT && i == 0)
-        v[i] = load_range_or(p, 1, SP_VL, ninf);
-      else if (mode == FOLD_RIGHT && i % 2)
-        v[i] = load_range_or(p + fold_off[i], 0, fl->l1[i], ninf);
-      else
-        v[i] = vf_load(p + fold_off[i]);
-    }
-    *bad = vm_or(*bad, vm_unord(v[0], v[1]));
-    if (last)
-      *bad = vm_or(*bad, vm_unord(v[2], v[3]));
-    taps3s2(v, t);
+  vf v[4];
+  for (size_t i = 0; i < 4; i++) {
+    if (mode == FOLD_EDGE)
+      v[i] = load_range_or(p + fold_off[i], fl->l0[i], fl->l1[i], ninf);
+    else if (mode == FOLD_LEFT && i == 0)
+      v[i] = load_range_or(p, 1, SP_VL, ninf);
+    else if (mode == FOLD_RIGHT && i % 2)
+      v[i] = load_range_or(p + fold_off[i], 0, fl->l1[i], ninf);
+    else
+      v[i] = vf_load(p + fold_off[i]);
   }
+  *bad = vm_or(*bad, vm_unord(v[0], v[1]));
+  if (last)
+    *bad = vm_or(*bad, vm_unord(v[2], v[3]));
+  vf t[3];
+  taps3s2(v, t);
   if (track)
     return max3_track(t[0], vi_set1(0), t[1], vi_set1(1), t[2], vi_set1(2), kc);
   return vf_max_x86(t[2], vf_max_x86(t[1], t[0]));
@@ -869,21 +860,6 @@ SP_HOT void maxpool_fwd_nchw_body(const sp_geom *g, const sp_io *io,
   FOR_EACH_ROW(g, {
     max_row_nchw(g, io, EL_X(io) + px.base, &in_, oy, ki0, ki1, orow, track);
   });
-}
-
-/* m consecutive floats from p as their even and odd elements, and back;
- * the rest of 2*SP_VL is zero on load and untouched on store. */
-static inline void load_elems(const float *p, size_t m, vf *even, vf *odd) {
-  const vf a = load_lanes(p, m < SP_VL ? m : SP_VL);
-  const vf b = m > SP_VL ? load_lanes(p + SP_VL, m - SP_VL) : vf_zero();
-  vf_deinterleave(a, b, even, odd);
-}
-static inline void store_elems(float *p, size_t m, vf even, vf odd) {
-  vf lo, hi;
-  vf_interleave(even, odd, &lo, &hi);
-  store_lanes(p, lo, m < SP_VL ? m : SP_VL);
-  if (m > SP_VL)
-    store_lanes(p + SP_VL, hi, m - SP_VL);
 }
 
 /* The pad row of the 3x3 kernels (tmpl/nchw_3x3s1.c, the 3x3/s2 backward):

@@ -915,7 +915,7 @@ SP_HOT void s2_emit(float *d, size_t m, size_t nq, const int32_t *KA,
       odd = vf_add_where(odd, vm_eq_i(b1, tg[kb][0]), e1);
     }
     const size_t cols = m - 2 * j < 2 * SP_VL ? m - 2 * j : 2 * SP_VL;
-    store_elems(d + 2 * j, cols, even, odd);
+    el_store_elems(d + 2 * j, cols, even, odd, 0);
   }
 }
 

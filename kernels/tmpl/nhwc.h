@@ -249,4 +249,17 @@ SP_HOT void maxpool_fwd_nhwc_bytes(const sp_geom *g, const sp_io *io) {
 }
 #endif
 
+/* The MAX forward entries' byte-lane path: runs it and returns 1 for an
+ * S8/U8 plan without indices, else returns 0. */
+SP_HOT int maxpool_fwd_nhwc_bytes_if(const sp_geom *g, const sp_io *io) {
+#if SP_EL_INT8
+  if (g->index_type == SIMDPOOL_INDEX_NONE) {
+    maxpool_fwd_nhwc_bytes(g, io);
+    return 1;
+  }
+#endif
+  (void)g, (void)io;
+  return 0;
+}
+
 #endif /* SP_TMPL_NHWC_H */

@@ -42,12 +42,8 @@ SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
 }
 
 void SP_KFN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
-#if SP_EL_INT8
-  if (g->index_type == SIMDPOOL_INDEX_NONE) {
-    maxpool_fwd_nhwc_bytes(g, io); /* byte lanes (tmpl/nhwc.h) */
+  if (maxpool_fwd_nhwc_bytes_if(g, io))
     return;
-  }
-#endif
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     maxpool_fwd_nhwc_body(g, io, 0);
   else

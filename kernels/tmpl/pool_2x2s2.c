@@ -540,13 +540,8 @@ void SP_KFN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
     fwd2x2_nchw(g, io, P2_MAX, 1);
 }
 void SP_KFN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-#if SP_EL_INT8
-  if (g->index_type == SIMDPOOL_INDEX_NONE) {
-    maxpool_fwd_nhwc_bytes(g, io); /* byte lanes (tmpl/nhwc.h) */
-    return;
-  }
-#endif
-  fwd2x2_nhwc_body(g, io, P2_MAX);
+  if (!maxpool_fwd_nhwc_bytes_if(g, io)) /* S8/U8: byte lanes */
+    fwd2x2_nhwc_body(g, io, P2_MAX);
 }
 #if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
 void SP_KFN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
