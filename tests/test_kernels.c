@@ -1166,6 +1166,14 @@ START_TEST(dtype_kernel_matches_reference) {
     rnd_desc(&d, e, it);
     d.index_type = it;
     d.dtype = t;
+    if (sp_dtype_integer(t) && ran % 4 == 3) {
+      /* Rows of several byte vectors (kernels/tmpl/bmax.c takes NCHW
+       * rows of at least one or two), up to thousands of columns. */
+      d.w = rnd() % 2 ? rnd_range(60, 300) : rnd_range(2040, 4640);
+      d.h = d.h < 5 ? d.h : 5;
+      d.n = 1;
+      d.c = d.c < 3 ? d.c : 3;
+    }
     sp_geom g;
     if (sp_resolve_geom(&d, &g) != SIMDPOOL_OK ||
         !sp_shape_matches(e->shape, &g))

@@ -369,9 +369,19 @@ static inline void vi_store_s8(int8_t *p, vi v) {
   vi_store_u8((uint8_t *)p, v);
 }
 
+/* SP_VL int32 lanes x[2i] + x[2i+1] of the 2*SP_VL bytes at p, unsigned
+ * or signed (the quantized average's stride-2 windows, tmpl/qavg.c). */
+static inline vi vi_pairsum_u8(const uint8_t *p) {
+  return vreinterpretq_s32_u32(vpaddlq_u16(vmovl_u8(vld1_u8(p))));
+}
+static inline vi vi_pairsum_s8(const int8_t *p) {
+  return vpaddlq_s16(vmovl_s8(vld1_s8(p)));
+}
+
 /* ------------------------------------------------ byte lanes
  * SP_VB 8-bit elements in one vector, for the S8/U8 MAX without indices
- * (tmpl/nhwc_fwd.c): unaligned loads and stores and the lane-wise max. */
+ * (tmpl/bmax.c): unaligned loads and stores, the lane-wise max, and the
+ * max of each pair of neighbours (windows of stride 2 along a row). */
 typedef uint8x16_t vb;
 #define SP_VB 16
 static inline vb vb_load(const void *p) {
@@ -386,6 +396,16 @@ static inline vb vb_max_u8(vb a, vb b) {
 static inline vb vb_max_s8(vb a, vb b) {
   return vreinterpretq_u8_s8(
       vmaxq_s8(vreinterpretq_s8_u8(a), vreinterpretq_s8_u8(b)));
+}
+
+/* max(x[2i], x[2i+1]) of the 2*SP_VB bytes x = lo then hi: NEON's
+ * pairwise max. */
+static inline vb vb_pairmax_u8(vb lo, vb hi) {
+  return vpmaxq_u8(lo, hi);
+}
+static inline vb vb_pairmax_s8(vb lo, vb hi) {
+  return vreinterpretq_u8_s8(
+      vpmaxq_s8(vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi)));
 }
 
 #endif /* SIMDPOOL_VEC_NEON_H */

@@ -574,4 +574,51 @@ void SP_FN(sp_avgpool_bwd_nd_nhwc)(const sp_geom *g, const sp_io *io);
  * taps, for planes whose rows fit the pad row (g->w + SP_VL + 2 <= ZERO3). */
 void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io);
 
+/* The start of the vector after the one at i over [0, len), vl lanes a
+ * vector; len when i was the last. Vectors lie vl apart, and with len >=
+ * vl the last one is moved back to end at len (it overlaps the one before
+ * and stores the same values again); a shorter run is one vector of len
+ * lanes. */
+SP_HOT size_t vec_next(size_t i, size_t len, size_t vl) {
+  if (i + vl >= len)
+    return len;
+  return i + 2 * vl > len ? len - vl : i + vl;
+}
+
+/* The output columns of a 2D plan whose windows lie inside the row (no
+ * padding, no column past the input): [*lo, *lo + count), the count
+ * returned (0 when there are none). */
+SP_HOT size_t inner_cols(const sp_geom *g, size_t *lo) {
+  const size_t ext = g->dw * (g->kw - 1) + 1;
+  size_t hi = g->w + g->pl >= ext ? (g->w + g->pl - ext) / g->sw + 1 : 0;
+  hi = hi < g->ow ? hi : g->ow;
+  *lo = (g->pl + g->sw - 1) / g->sw;
+  return hi > *lo ? hi - *lo : 0;
+}
+
+/* Output row oy of a 2D plan over a plane of 8-bit elements at x, rows
+ * row bytes apart: the first valid row of its windows, *nr of them
+ * (g->dh rows apart). */
+SP_HOT const uint8_t *win_rows8(const sp_geom *g, const uint8_t *x, size_t row,
+                                size_t oy, size_t *nr) {
+  size_t ki0, ki1;
+  sp_tap_range(oy, g->sh, g->pt, g->kh, g->dh, g->h, &ki0, &ki1);
+  *nr = ki1 - ki0;
+  return x + (oy * g->sh + ki0 * g->dh - g->pt) * row;
+}
+
+/* Output row r of the n*c*oh output rows of a 2D NCHW plan over planes
+ * of 8-bit elements at x: its row *oy in the plane, and its windows'
+ * first valid input row (*nr of them). */
+SP_HOT const uint8_t *nchw_row8(const sp_geom *g, const uint8_t *x, size_t r,
+                                size_t *oy, size_t *nr) {
+  *oy = r % g->oh;
+  return win_rows8(g, x + r / g->oh * g->h * g->w, g->w, *oy, nr);
+}
+
+/* S8/U8 MAX forward without indices in byte lanes (tmpl/bmax.c): runs
+ * the plan and returns 1 where it applies, else returns 0 (then the
+ * caller's own body runs). */
+int SP_FN(sp_bmax_fwd)(const sp_geom *g, const sp_io *io);
+
 #endif /* SP_TMPL_COMMON_H */

@@ -45,6 +45,18 @@ typedef float el_t;
 #define SP_KFN(name) SP_FN(name)
 #endif
 
+/* S8/U8 MAX forward without indices runs tmpl/bmax.c's byte lanes where
+ * they apply: 1 when they ran the plan, else 0 (and always for the
+ * other types). */
+SP_HOT int el_bmax_if(const sp_geom *g, const sp_io *io) {
+#if SP_EL_INT8
+  return SP_FN(sp_bmax_fwd)(g, io);
+#else
+  (void)g, (void)io;
+  return 0;
+#endif
+}
+
 /* The tensors of io as elements of this part's type. */
 #define EL_X(io) ((const el_t *)(io)->xv)
 #define EL_Y(io) ((el_t *)(io)->yv)

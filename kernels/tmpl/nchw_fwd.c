@@ -27,6 +27,8 @@ int SP_FN(sp_divide)(const float *x, const float *d, size_t d_stride, float *y,
 #endif
 
 void SP_KFN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
+  if (el_bmax_if(g, io)) /* S8/U8: byte lanes */
+    return;
   const int track = g->index_type != SIMDPOOL_INDEX_NONE;
   const size_t gw = lop_fits(g, 1, 1 + (size_t)track);
   if (gw)
@@ -39,6 +41,8 @@ void SP_KFN(sp_maxpool_fwd_nchw)(const sp_geom *g, const sp_io *io) {
 
 /* SP_SHAPE_3X3S2P1 (the ResNet stem), every index type. */
 void SP_KFN(sp_maxpool_fwd_3x3s2p1_nchw)(const sp_geom *g, const sp_io *io) {
+  if (el_bmax_if(g, io)) /* S8/U8: byte lanes */
+    return;
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     max3x3s2_nchw_direct(g, io, 0);
   else

@@ -42,7 +42,7 @@ SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
 }
 
 void SP_KFN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (maxpool_fwd_nhwc_bytes_if(g, io))
+  if (el_bmax_if(g, io)) /* S8/U8: byte lanes */
     return;
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     maxpool_fwd_nhwc_body(g, io, 0);

@@ -534,13 +534,15 @@ SP_HOT void fwd2x2_nchw(const sp_geom *g, const sp_io *io, int method,
 }
 
 void SP_KFN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
+  if (el_bmax_if(g, io)) /* S8/U8: byte lanes */
+    return;
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     fwd2x2_nchw(g, io, P2_MAX, 0);
   else
     fwd2x2_nchw(g, io, P2_MAX, 1);
 }
 void SP_KFN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (!maxpool_fwd_nhwc_bytes_if(g, io)) /* S8/U8: byte lanes */
+  if (!el_bmax_if(g, io)) /* S8/U8: byte lanes */
     fwd2x2_nhwc_body(g, io, P2_MAX);
 }
 #if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */

@@ -429,9 +429,23 @@ static inline void vi_store_s8(int8_t *p, vi v) {
   _mm_storeu_si128((__m128i *)p, _mm512_cvtepi32_epi8(v));
 }
 
+/* SP_VL int32 lanes x[2i] + x[2i+1] of the 2*SP_VL bytes at p, unsigned
+ * or signed (the quantized average's stride-2 windows, tmpl/qavg.c). */
+static inline vi vi_pairsum_u8(const uint8_t *p) {
+  return _mm512_madd_epi16(
+      _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)p)),
+      _mm512_set1_epi16(1));
+}
+static inline vi vi_pairsum_s8(const int8_t *p) {
+  return _mm512_madd_epi16(
+      _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)p)),
+      _mm512_set1_epi16(1));
+}
+
 /* ------------------------------------------------ byte lanes
  * SP_VB 8-bit elements in one vector, for the S8/U8 MAX without indices
- * (tmpl/nhwc_fwd.c): unaligned loads and stores and the lane-wise max. */
+ * (tmpl/bmax.c): unaligned loads and stores, the lane-wise max, and the
+ * max of each pair of neighbours (windows of stride 2 along a row). */
 typedef __m512i vb;
 #define SP_VB 64
 static inline vb vb_load(const void *p) {
@@ -445,6 +459,37 @@ static inline vb vb_max_u8(vb a, vb b) {
 }
 static inline vb vb_max_s8(vb a, vb b) {
   return _mm512_max_epi8(a, b);
+}
+
+/* max(x[2i], x[2i+1]) of the 2*SP_VB bytes x = lo then hi: each pair's
+ * max into its even byte, the even bytes packed (their 16-bit lanes are
+ * 0..255, which packus keeps; it packs within 128-bit quarters, so the
+ * quadwords are put back in order). */
+static inline vb sp_vb_evens(vb lo, vb hi) {
+  const __m512i m = _mm512_set1_epi16(0x00ff);
+  const __m512i p =
+      _mm512_packus_epi16(_mm512_and_si512(lo, m), _mm512_and_si512(hi, m));
+  return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), p);
+}
+static inline vb vb_pairmax_u8(vb lo, vb hi) {
+  return sp_vb_evens(_mm512_max_epu8(lo, _mm512_srli_epi16(lo, 8)),
+                     _mm512_max_epu8(hi, _mm512_srli_epi16(hi, 8)));
+}
+static inline vb vb_pairmax_s8(vb lo, vb hi) {
+  return sp_vb_evens(_mm512_max_epi8(lo, _mm512_srli_epi16(lo, 8)),
+                     _mm512_max_epi8(hi, _mm512_srli_epi16(hi, 8)));
+}
+/* The first n < SP_VB bytes at p (the rest zero), and back (only n
+ * written): masked, so nothing past them is touched. */
+#define SP_VB_PART 1
+static inline __mmask64 sp_avx512_first_n8(size_t n) {
+  return _cvtu64_mask64(n >= 64 ? ~0ull : (1ull << n) - 1u);
+}
+static inline vb vb_load_part(const void *p, size_t n) {
+  return _mm512_maskz_loadu_epi8(sp_avx512_first_n8(n), p);
+}
+static inline void vb_store_part(void *p, vb v, size_t n) {
+  _mm512_mask_storeu_epi8(p, sp_avx512_first_n8(n), v);
 }
 
 #endif /* SIMDPOOL_VEC_AVX512_H */

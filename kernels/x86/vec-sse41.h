@@ -379,9 +379,21 @@ static inline void vi_store_s8(int8_t *p, vi v) {
   memcpy(p, &t, sizeof t);
 }
 
+/* SP_VL int32 lanes x[2i] + x[2i+1] of the 2*SP_VL bytes at p, unsigned
+ * or signed (the quantized average's stride-2 windows, tmpl/qavg.c). */
+static inline vi vi_pairsum_u8(const uint8_t *p) {
+  return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)p)),
+                        _mm_set1_epi16(1));
+}
+static inline vi vi_pairsum_s8(const int8_t *p) {
+  return _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)p)),
+                        _mm_set1_epi16(1));
+}
+
 /* ------------------------------------------------ byte lanes
  * SP_VB 8-bit elements in one vector, for the S8/U8 MAX without indices
- * (tmpl/nhwc_fwd.c): unaligned loads and stores and the lane-wise max. */
+ * (tmpl/bmax.c): unaligned loads and stores, the lane-wise max, and the
+ * max of each pair of neighbours (windows of stride 2 along a row). */
 typedef __m128i vb;
 #define SP_VB 16
 static inline vb vb_load(const void *p) {
@@ -395,6 +407,22 @@ static inline vb vb_max_u8(vb a, vb b) {
 }
 static inline vb vb_max_s8(vb a, vb b) {
   return _mm_max_epi8(a, b);
+}
+
+/* max(x[2i], x[2i+1]) of the 2*SP_VB bytes x = lo then hi: each pair's
+ * max into its even byte, the even bytes packed (their 16-bit lanes are
+ * 0..255, which packus keeps). */
+static inline vb sp_vb_evens(vb lo, vb hi) {
+  const __m128i m = _mm_set1_epi16(0x00ff);
+  return _mm_packus_epi16(_mm_and_si128(lo, m), _mm_and_si128(hi, m));
+}
+static inline vb vb_pairmax_u8(vb lo, vb hi) {
+  return sp_vb_evens(_mm_max_epu8(lo, _mm_srli_epi16(lo, 8)),
+                     _mm_max_epu8(hi, _mm_srli_epi16(hi, 8)));
+}
+static inline vb vb_pairmax_s8(vb lo, vb hi) {
+  return sp_vb_evens(_mm_max_epi8(lo, _mm_srli_epi16(lo, 8)),
+                     _mm_max_epi8(hi, _mm_srli_epi16(hi, 8)));
 }
 
 #endif /* SIMDPOOL_VEC_SSE41_H */
