@@ -342,6 +342,51 @@ SP_HOT void qavg_nhwc2d(const sp_geom *g, const sp_io *io, int s8) {
   }
 }
 
+/* Whether the plan's one output per plane pools the whole plane (global
+ * pooling, fixed or adaptive windows): every input a valid tap. */
+SP_HOT int qavg_whole_plane(const sp_geom *g) {
+  if (g->od != 1 || g->oh != 1 || g->ow != 1)
+    return 0;
+  const sp_win a[3] = {sp_win_d(g, 0), sp_win_h(g, 0), sp_win_w(g, 0)};
+  const size_t in[3] = {g->d, g->h, g->w};
+  for (int i = 0; i < 3; i++) {
+    size_t i0, i1;
+    sp_win_valid(a[i], in[i], &i0, &i1);
+    if (i1 - i0 != in[i] || (a[i].dil != 1 && in[i] != 1))
+      return 0;
+  }
+  return 1;
+}
+
+/* NCHW whole-plane windows: each plane's contiguous bytes summed on
+ * their own (the compiler's vector code; gathering lanes over planes took
+ * a byte per tap per lane), the sums finished as lanes over planes. */
+SP_HOT void qavg_nchw_whole(const sp_geom *g, const sp_io *io, int s8) {
+  const size_t px = sp_in_plane(g), planes = g->n * g->c;
+  const vf m = vf_set1(sp_qavg_m(g, 0, 0, 0));
+  const int32_t bias = -(int32_t)px * g->q_xzp;
+  const qfin f = qfin_of(g);
+  const uint8_t *const x = io->xv;
+  uint8_t *const y = io->yv;
+  for (size_t p0 = 0; p0 < planes; p0 += SP_VL) {
+    const size_t n = planes - p0 < SP_VL ? planes - p0 : SP_VL;
+    int32_t sum[SP_VL] = {0};
+    for (size_t l = 0; l < n; l++) {
+      const uint8_t *const q = x + (p0 + l) * px;
+      int32_t acc = bias;
+      if (s8)
+        for (size_t i = 0; i < px; i++)
+          acc += (int8_t)q[i];
+      else
+        for (size_t i = 0; i < px; i++)
+          acc += q[i];
+      sum[l] = acc;
+    }
+    store8(s8, y + p0, 1, qavg_finish(vi_load_i32(sum), m, f.lo, f.hi, f.yzp),
+           n);
+  }
+}
+
 /* Whether NCHW rows have at least a vector of inner columns: shorter
  * ones (small planes, global windows) take lanes over planes. */
 SP_HOT int qavg_nchw_rows_ok(const sp_geom *g) {
@@ -351,9 +396,12 @@ SP_HOT int qavg_nchw_rows_ok(const sp_geom *g) {
 
 /* The bodies with the dtype a constant (s8), so that each loads and
  * stores its bytes without a test per tap: 2D fixed windows by rows,
- * adaptive windows, depth axes and short NCHW rows by qavg_body. */
+ * NCHW whole planes on their own, adaptive windows, depth axes and short
+ * NCHW rows by qavg_body. */
 SP_HOT void qavg_run(const sp_geom *g, const sp_io *io, int nhwc, int s8) {
-  if (!sp_geom_2d(g) || (!nhwc && !qavg_nchw_rows_ok(g)))
+  if (!nhwc && qavg_whole_plane(g))
+    qavg_nchw_whole(g, io, s8);
+  else if (!sp_geom_2d(g) || (!nhwc && !qavg_nchw_rows_ok(g)))
     qavg_body(g, io, nhwc, s8);
   else if (nhwc)
     qavg_nhwc2d(g, io, s8);
