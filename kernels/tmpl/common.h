@@ -250,6 +250,10 @@ typedef struct divisor {
   vf d, r;  /* r = RN(1/d) when fast */
   int fast; /* every lane's d is an integer in [1, SP_DIV_FAST_MAX] */
   int unit; /* every lane's d is 1 (known where it is made: div_axes) */
+  /* Every lane's d is one power of two (2, 4, 8, ...): x / d is then
+   * x * r, rounded once from the same real number, subnormals, zeros,
+   * infinities and NaN operands alike. */
+  int pow2;
 } divisor;
 
 static inline uint32_t f32_bits(float f) {
@@ -260,7 +264,7 @@ static inline uint32_t f32_bits(float f) {
 
 /* Per call or per row, never per vector: it divides once. */
 static inline divisor divisor_of(vf d) {
-  divisor v = {d, d, 0, 0};
+  divisor v = {d, d, 0, 0, 0};
 #if SP_DIV_EXACT
   /* d is an integer iff (d + 2^23) - 2^23 == d, for 0 <= d < 2^23. */
   const vf big = vf_set1(0x1p23f);
@@ -277,9 +281,15 @@ static inline divisor divisor_set1(float d) {
   return divisor_of(vf_set1(d));
 }
 
+/* Whether the count k is a power of two above 1. */
+static inline int count_pow2(size_t k) {
+  return k > 1 && (k & (k - 1)) == 0;
+}
+
 /* A compile-time integer d in [1, SP_DIV_FAST_MAX] (1/d folds). */
 static inline divisor divisor_const(float d) {
-  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT, d == 1.0f};
+  const divisor v = {vf_set1(d), vf_set1(1.0f / d), SP_DIV_EXACT, d == 1.0f,
+                     count_pow2((size_t)d)};
   return v;
 }
 
@@ -288,13 +298,14 @@ static inline divisor divisor_const(float d) {
 static inline divisor divisor_count(size_t k) {
   const float d = (float)k;
   const divisor v = {vf_set1(d), vf_set1(1.0f / d),
-                     SP_DIV_EXACT && k >= 1 && d <= SP_DIV_FAST_MAX, k == 1};
+                     SP_DIV_EXACT && k >= 1 && d <= SP_DIV_FAST_MAX, k == 1,
+                     count_pow2(k)};
   return v;
 }
 
 /* A divisor for which div_lanes divides: where d changes too often for r. */
 static inline divisor divisor_plain(vf d) {
-  const divisor v = {d, d, 0, 0};
+  const divisor v = {d, d, 0, 0, 0};
   return v;
 }
 
@@ -302,6 +313,10 @@ static inline divisor divisor_plain(vf d) {
  * results canonical: the AVG output of a sum the reference starts from +0.
  * Both compile-time constants. */
 SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
+  if (v->pow2) {
+    const vf z = vf_mul(sum ? vf_add(vf_zero(), x) : x, v->r);
+    return sum ? vcanon(z) : z;
+  }
 #if SP_DIV_EXACT
   if (v->fast) {
     const vf q = vf_div_exact(x, v->d, v->r, sum);
@@ -334,7 +349,7 @@ SP_HOT vf div_lanes(vf x, const divisor *v, int sum) {
  * lanes of all of them (kernels that divide many vectors by one divisor). */
 SP_HOT void div_lanes_n(vf *x, int n, const divisor *v, int sum) {
 #if SP_DIV_EXACT
-  if (v->fast) {
+  if (v->fast && !v->pow2) {
     vf q[8];
     vm other = vm_range(0, 0);
     for (int i = 0; i < n; i++) {

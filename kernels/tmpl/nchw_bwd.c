@@ -494,7 +494,7 @@ static inline avgp3_at avgp3_init(const sp_geom *g, avgp3 *a) {
 
 /* The divisors of positions [o, o + SP_VL): integers of 1 to 9. */
 static inline divisor avgp3_divisor(const avgp3_at *a, size_t o) {
-  const divisor v = {vf_load(a->d + o), vf_load(a->rc + o), SP_DIV_EXACT, 0};
+  const divisor v = {vf_load(a->d + o), vf_load(a->rc + o), SP_DIV_EXACT, 0, 0};
   return v;
 }
 
