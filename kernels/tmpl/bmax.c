@@ -6,15 +6,15 @@
  * changes nothing). 2D windows:
  * - NHWC: lanes over channels; each output pixel the max of its valid
  *   taps' vectors.
- * - NCHW: lanes over a row's output columns, two passes per output row.
- *   First the max over the window's valid rows of each input column the
- *   row's windows span, into a stack row whose columns outside the input
- *   hold the type's least value (it changes no max, and every window has
- *   a valid tap: plan creation rejects empty ones). Then along that row:
- *   stride 1 (any dilation) the max of kw shifted loads; stride 2
- *   (dilation 1) the max of neighbour pairs (vb_pairmax_*) at the offsets
- *   0, 2, 4, ... and kw - 2, which cover taps 0 .. kw - 1. Other strides
- *   are left to the caller's body.
+ * - NCHW, strides 1 and 2: lanes over a row's output columns. Those whose
+ *   windows lie inside the row go in vectors: the max over the window's
+ *   valid rows of the columns each tap reads, then along the row; stride 1
+ *   (any dilation) the max of kw shifted loads, stride 2 (dilation 1) the
+ *   max of neighbour pairs (vb_pairmax_*) at the offsets 0, 2, 4, ... and
+ *   kw - 2, which cover taps 0 .. kw - 1. Loads read only the row's bytes
+ *   (a vector's lanes past its last inner output are not stored). The
+ *   border columns (padding, ceil mode) go one at a time. Other strides,
+ *   and rows shorter than BMAX_MIN_W, are left to the caller's body.
  * The dtype kernels of S8/U8 MAX forward call sp_bmax_fwd first (GENERAL,
  * 2X2S2, 3X3S2P1 and 1X3S2P1 of either layout). Compiled once per SIMD
  * ISA, the dtype a constant argument of each body (as tmpl/qavg.c). */

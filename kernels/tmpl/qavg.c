@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* qavg.c — the quantized average (S8/U8 AVG forward,
  * docs/semantics.md#quantized-avg) for every rank, fixed and adaptive
- * windows, both layouts: one body whose lanes run over channels (NHWC:
- * contiguous bytes) or over planes (NCHW: bytes a plane apart, gathered),
- * and for NCHW rows of fixed windows lanes over output columns.
+ * windows, both layouts. 2D fixed windows go by rows: NHWC pixels with
+ * lanes over channels, NCHW rows with lanes over output columns (stride
+ * 2 through pair sums). NCHW whole planes (global pooling) sum each
+ * plane's bytes. The rest (adaptive and 3D windows, NCHW rows shorter
+ * than a vector) takes one body whose lanes run over channels (NHWC) or
+ * over planes (NCHW: bytes a plane apart, gathered).
  * Each lane sums its window's valid taps in int32 (the order does not
  * matter: integer sums are exact; plan creation bounds windows to 2^23
  * taps, so sum and count * x_zero_point fit), subtracts count *
  * x_zero_point (the sum of q - x_zero_point), and finishes as the scalar
- * reference does: (float)acc * m with m = ratio / divisor computed by the
- * same expression (sp_qavg_m), clamped to the output range less
- * y_zero_point, rounded to nearest even (the default environment's
+ * reference does: (float)acc * m with m = ratio / divisor, the same float
+ * (sp_qavg_m, or qavg_m2 from the axes' counts), clamped to the output range
+ * less y_zero_point, rounded to nearest even (the default environment's
  * conversion), plus y_zero_point. Compiled once per SIMD ISA
  * (kernels/meson.build). */
 #include "tmpl/vec.h"
