@@ -21,10 +21,11 @@ meson setup build-tsan --buildtype=debugoptimized --werror -Db_sanitize=thread \
   -Dbench=disabled -Dexamples=false "${isa_opts[@]}" >/dev/null
 ninja -C build-tsan tests/test_concurrency tests/test_parallel tests/test_fpenv
 # halt_on_error: the first race fails the test; Check runs in-process
-# (CK_FORK=no) so ThreadSanitizer sees one process.
+# (CK_FORK=no) so ThreadSanitizer sees one process. Two suites at once (parallel
+# alone took two thirds of the stage's test time).
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" CK_FORK=no \
   SIMDPOOL_TEST_SCALE=0.1 \
-  meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 1 \
+  meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
   --timeout-multiplier 4 concurrency parallel fpenv
 grep -E "^concurrency:|^[0-9]+%: Checks" build-tsan/meson-logs/testlog.txt
 echo "== ThreadSanitizer suites passed in $(( $(date +%s) - start )) s =="
