@@ -147,33 +147,31 @@ SP_HOT int max4_nhwc(const sp_geom *g, const el_t *xn, const window *win,
   return 1;
 }
 
-/* The sum of AVG (lp = 0) or of the LP terms of four channel blocks. */
-static inline void sum4_nhwc(const sp_geom *g, const el_t *xn,
-                             const window *win, size_t c, int lp, int kind,
-                             vf acc[NHWC_UNROLL]) {
+/* The sum of AVG (lp = 0) or of the LP terms of nv (a compile-time
+ * constant <= NHWC_SUM_NV) channel blocks: nv independent chains. Four
+ * leave the adders idle part of the time (4 chains of 3-4 cycles' latency
+ * against 2 additions a cycle); AVG takes 8 where the channels allow. */
+#define NHWC_SUM_NV 8
+SP_HOT void sumn_nhwc(const sp_geom *g, const el_t *xn, const window *win,
+                      size_t c, int lp, int kind, vf acc[NHWC_SUM_NV],
+                      size_t nv) {
   const size_t C = g->xs; /* the x pixel step */
-  vf a0 = vf_zero(), a1 = vf_zero(), a2 = vf_zero(), a3 = vf_zero();
+  vf a[NHWC_SUM_NV];
+  for (size_t u = 0; u < nv; u++)
+    a[u] = vf_zero();
   for (size_t ki = win->ki0; ki < win->ki1; ki++) {
     for (size_t kj = win->kj0; kj < win->kj1; kj++) {
       const el_t *p = xn + tap_flat(g, win, ki, kj) * C + c;
-      vf v0 = el_load(p), v1 = el_load(p + SP_VL);
-      vf v2 = el_load(p + 2 * SP_VL), v3 = el_load(p + 3 * SP_VL);
-      if (lp) {
-        v0 = lp_term_v(kind, g->p, v0);
-        v1 = lp_term_v(kind, g->p, v1);
-        v2 = lp_term_v(kind, g->p, v2);
-        v3 = lp_term_v(kind, g->p, v3);
+      for (size_t u = 0; u < nv; u++) {
+        vf v = el_load(p + u * SP_VL);
+        if (lp)
+          v = lp_term_v(kind, g->p, v);
+        a[u] = vf_add(a[u], v);
       }
-      a0 = vf_add(a0, v0);
-      a1 = vf_add(a1, v1);
-      a2 = vf_add(a2, v2);
-      a3 = vf_add(a3, v3);
     }
   }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
+  for (size_t u = 0; u < nv; u++)
+    acc[u] = a[u];
 }
 
 /* y of one LP channel block, before canonicalization. */

@@ -51,6 +51,17 @@ void SP_KFN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 #if !SP_EL_INT8 /* S8/U8: MAX only (their AVG is tmpl/qavg.c's) */
+/* nv (a compile-time constant) full channel blocks of one output pixel:
+ * their sums, then one division test for all of them (div_lanes_n). */
+SP_HOT void avg_nhwc_vecs(const sp_geom *g, const el_t *xn, const window *win,
+                          const divisor *div, size_t c, el_t *y, size_t nv) {
+  vf acc[NHWC_SUM_NV];
+  sumn_nhwc(g, xn, win, c, 0, 0, acc, nv);
+  div_lanes_n(acc, (int)nv, div, 1);
+  for (size_t u = 0; u < nv; u++)
+    el_store(y + c + u * SP_VL, yclamp(g, acc[u]));
+}
+
 void SP_KFN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   const size_t C = g->c, XS = g->xs;
   const divisor full = divisor_set1((float)(g->kh * g->kw));
@@ -62,12 +73,11 @@ void SP_KFN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
         const divisor div = window_divisor(g, &win, oy, ox, &full);
         el_t *y = EL_Y(io) + ((n * g->oh + oy) * g->ow + ox) * g->ys;
         size_t c = 0;
-        for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
-          vf acc[NHWC_UNROLL];
-          sum4_nhwc(g, xn, &win, c, 0, 0, acc);
-          for (int u = 0; u < NHWC_UNROLL; u++)
-            el_store(y + c + (size_t)u * SP_VL,
-                     yclamp(g, avg_result(acc[u], &div)));
+        for (; c + NHWC_SUM_NV * SP_VL <= C; c += NHWC_SUM_NV * SP_VL)
+          avg_nhwc_vecs(g, xn, &win, &div, c, y, NHWC_SUM_NV);
+        if (c + 4 * SP_VL <= C) {
+          avg_nhwc_vecs(g, xn, &win, &div, c, y, 4);
+          c += 4 * SP_VL;
         }
         for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
@@ -98,8 +108,8 @@ void SP_FN(sp_lppool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
         el_t *y = EL_Y(io) + ((n * g->oh + oy) * g->ow + ox) * g->ys;
         size_t c = 0;
         for (; c + NHWC_UNROLL * SP_VL <= C; c += NHWC_UNROLL * SP_VL) {
-          vf acc[NHWC_UNROLL];
-          sum4_nhwc(g, xn, &win, c, 1, kind, acc);
+          vf acc[NHWC_SUM_NV];
+          sumn_nhwc(g, xn, &win, c, 1, kind, acc, NHWC_UNROLL);
           for (int u = 0; u < NHWC_UNROLL; u++)
             el_store(y + c + (size_t)u * SP_VL,
                      yclamp(g, vcanon(lp_root_v(kind, 1.0f / g->p, acc[u]))));

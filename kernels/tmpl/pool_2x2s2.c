@@ -225,11 +225,55 @@ SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
     fwd2x2_nchw_rows(g, io, method, track, 0);
 }
 
-SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
+/* NHWC: nv (a compile-time 1, 2 or 4) full vectors of channels of one
+ * output pixel, the taps at p00 (row 0) and p10 (row 1). MAX without
+ * indices tests the nv blocks for NaN at once (one branch, not one per
+ * vector); a NaN sends them all to fwd2x2's exact path. */
+#define P2_NV 4
+SP_HOT void fwd2x2_nhwc_vecs(const sp_geom *g, int method, int track, int kind,
+                             float pv, float inv_p, const el_t *p00,
+                             const el_t *p10, el_t *yp, void *ind, size_t o,
+                             const vi l[4], size_t nv) {
+  const size_t XS = g->xs;
+  const int exact = method == P2_MAX && !g->clamp;
+  vf a00[P2_NV], a01[P2_NV], a10[P2_NV], a11[P2_NV];
+  for (size_t u = 0; u < nv; u++) {
+    a00[u] = el_load(p00 + u * SP_VL);
+    a01[u] = el_load(p00 + XS + u * SP_VL);
+    a10[u] = el_load(p10 + u * SP_VL);
+    a11[u] = el_load(p10 + XS + u * SP_VL);
+  }
+  if (method == P2_MAX && !track) {
+    vm bad = vm_range(0, 0);
+    for (size_t u = 0; u < nv; u++)
+      bad =
+          vm_or(bad, vm_or(vm_unord(a00[u], a01[u]), vm_unord(a10[u], a11[u])));
+    if (!vm_any(bad)) {
+      for (size_t u = 0; u < nv; u++)
+        el_store_x(yp + u * SP_VL,
+                   yclamp(g, max2x2_plain(a00[u], a01[u], a10[u], a11[u])),
+                   exact);
+      return;
+    }
+  }
+  for (size_t u = 0; u < nv; u++) {
+    vi won = vi_set1(0); /* set by MAX with track */
+    const vf y = fwd2x2(method, kind, track, pv, inv_p, a00[u], a01[u], a10[u],
+                        a11[u], l, &won);
+    el_store_x(yp + u * SP_VL, yclamp(g, y), exact);
+    if (method == P2_MAX && track)
+      store_index(ind, g->index_type, o + u * SP_VL, won, SP_VL);
+  }
+}
+
+/* NHWC: lanes over channels, output pixel by pixel; `track` (MAX: indices)
+ * a compile-time constant. Full vectors go four, two or one at a time
+ * (fwd2x2_nhwc_vecs); a channel tail shorter than a vector last. */
+SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method,
+                             int track) {
   const size_t C = g->c, XS = g->xs;
   const int kind = lp_kind(g->p);
   const float pv = g->p, inv_p = 1.0f / g->p;
-  const int track = method != P2_GATHER && g->index_type != SIMDPOOL_INDEX_NONE;
   for (size_t n = 0; n < g->n; n++) {
     const el_t *xn = EL_X(io) + n * g->h * g->w * XS;
     for (size_t oy = 0; oy < g->oh; oy++) {
@@ -245,7 +289,23 @@ SP_HOT void fwd2x2_nhwc_body(const sp_geom *g, const sp_io *io, int method) {
                       w1 = u8 ? 2 : (int32_t)g->w;
         const vi l[4] = {vi_set1(b), vi_set1(b + 1), vi_set1(b + w1),
                          vi_set1(b + w1 + 1)};
-        for (size_t c = 0; c < C; c += SP_VL) {
+        size_t c = 0;
+        if (method != P2_GATHER) {
+          for (; c + P2_NV * SP_VL <= C; c += P2_NV * SP_VL)
+            fwd2x2_nhwc_vecs(g, method, track, kind, pv, inv_p, p00 + c,
+                             p10 + c, yp + c, io->indices, o + c, l, P2_NV);
+          if (c + 2 * SP_VL <= C) {
+            fwd2x2_nhwc_vecs(g, method, track, kind, pv, inv_p, p00 + c,
+                             p10 + c, yp + c, io->indices, o + c, l, 2);
+            c += 2 * SP_VL;
+          }
+          if (c + SP_VL <= C) {
+            fwd2x2_nhwc_vecs(g, method, track, kind, pv, inv_p, p00 + c,
+                             p10 + c, yp + c, io->indices, o + c, l, 1);
+            c += SP_VL;
+          }
+        }
+        for (; c < C; c += SP_VL) {
           const size_t cn = C - c < SP_VL ? C - c : SP_VL;
           if (method == P2_GATHER) {
             const vi tap = index_to_tap(
@@ -542,28 +602,32 @@ void SP_KFN(sp_maxpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
     fwd2x2_nchw(g, io, P2_MAX, 1);
 }
 void SP_KFN(sp_maxpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (!el_bmax_if(g, io)) /* S8/U8: byte lanes */
-    fwd2x2_nhwc_body(g, io, P2_MAX);
+  if (el_bmax_if(g, io)) /* S8/U8: byte lanes */
+    return;
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    fwd2x2_nhwc_body(g, io, P2_MAX, 0);
+  else
+    fwd2x2_nhwc_body(g, io, P2_MAX, 1);
 }
 #if !SP_EL_INT8 /* S8/U8: MAX forward and unpooling only */
 void SP_KFN(sp_avgpool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw(g, io, P2_AVG, 0);
 }
 void SP_KFN(sp_avgpool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_AVG);
+  fwd2x2_nhwc_body(g, io, P2_AVG, 0);
 }
 void SP_KFN(sp_lppool_fwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw(g, io, P2_LP, 0);
 }
 void SP_KFN(sp_lppool_fwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_LP);
+  fwd2x2_nhwc_body(g, io, P2_LP, 0);
 }
 #endif
 void SP_KFN(sp_unpool_bwd_2x2s2_nchw)(const sp_geom *g, const sp_io *io) {
   fwd2x2_nchw_body(g, io, P2_GATHER, 0);
 }
 void SP_KFN(sp_unpool_bwd_2x2s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  fwd2x2_nhwc_body(g, io, P2_GATHER);
+  fwd2x2_nhwc_body(g, io, P2_GATHER, 0);
 }
 
 /* Backward 2x2/s2: windows do not overlap, so every covered dx element gets
