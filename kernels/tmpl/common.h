@@ -601,14 +601,49 @@ SP_HOT size_t vec_next(size_t i, size_t len, size_t vl) {
 }
 
 /* The output columns of a 2D plan whose windows lie inside the row (no
- * padding, no column past the input): [*lo, *lo + count), the count
- * returned (0 when there are none). */
+ * padding, no column past the input): [lo, hi), lo <= hi <= ow. */
+typedef struct row_span {
+  size_t lo, hi; /* interior output columns */
+} row_span;
+
+static inline row_span interior_cols(const sp_geom *g) {
+  row_span r;
+  const size_t ew = g->dw * (g->kw - 1) + 1;
+  r.lo = (g->pl + g->sw - 1) / g->sw; /* first ox with ox*sw >= pl */
+  if (r.lo > g->ow)
+    r.lo = g->ow;
+  /* Last ox with ox*sw - pl + ew <= w. */
+  r.hi = 0;
+  if (g->w + g->pl >= ew) {
+    r.hi = (g->w + g->pl - ew) / g->sw + 1;
+    if (r.hi > g->ow)
+      r.hi = g->ow;
+  }
+  if (r.hi < r.lo)
+    r.hi = r.lo;
+  return r;
+}
+
+/* The same as [*lo, *lo + count), the count returned. */
 SP_HOT size_t inner_cols(const sp_geom *g, size_t *lo) {
-  const size_t ext = g->dw * (g->kw - 1) + 1;
-  size_t hi = g->w + g->pl >= ext ? (g->w + g->pl - ext) / g->sw + 1 : 0;
-  hi = hi < g->ow ? hi : g->ow;
-  *lo = (g->pl + g->sw - 1) / g->sw;
-  return hi > *lo ? hi - *lo : 0;
+  const row_span r = interior_cols(g);
+  *lo = r.lo;
+  return r.hi - r.lo;
+}
+
+/* The nine taps' sum of a 3x3 window from its three rows' taps, in the
+ * reference's order (from the first tap on: +0 + t00 is t00 but for -0,
+ * which the callers' division makes up for; see nchw_3x3s1.c). */
+SP_HOT vf sum3x3(vf t00, vf t01, vf t02, vf t10, vf t11, vf t12, vf t20, vf t21,
+                 vf t22) {
+  vf a = vf_add(t00, t01);
+  a = vf_add(a, t02);
+  a = vf_add(a, t10);
+  a = vf_add(a, t11);
+  a = vf_add(a, t12);
+  a = vf_add(a, t20);
+  a = vf_add(a, t21);
+  return vf_add(a, t22);
 }
 
 /* Output row oy of a 2D plan over a plane of 8-bit elements at x, rows

@@ -15,27 +15,7 @@
  * without checks (a short block at the end of the interior too); border
  * columns use the scalar helpers, the reference's own per-output code. */
 
-typedef struct row_span {
-  size_t lo, hi; /* interior output columns */
-} row_span;
-
-static inline row_span interior_cols(const sp_geom *g) {
-  row_span r;
-  const size_t ew = g->dw * (g->kw - 1) + 1;
-  r.lo = (g->pl + g->sw - 1) / g->sw; /* first ox with ox*sw >= pl */
-  if (r.lo > g->ow)
-    r.lo = g->ow;
-  /* Last ox with ox*sw - pl + ew <= w. */
-  r.hi = 0;
-  if (g->w + g->pl >= ew) {
-    r.hi = (g->w + g->pl - ew) / g->sw + 1;
-    if (r.hi > g->ow)
-      r.hi = g->ow;
-  }
-  if (r.hi < r.lo)
-    r.hi = r.lo;
-  return r;
-}
+/* row_span and interior_cols: tmpl/common.h. */
 
 /* A block: cnt (1..SP_VL) outputs of row oy starting at ox0, whose valid
  * kernel rows are [ki0, ki1). An interior block's lanes have every kernel

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* nchw_3x3s1.c — the 3x3/stride-1 forward kernels (AVG and MAX,
- * NCHW, and AVG NHWC); compiled once per SIMD ISA (kernels/meson.build). */
+/* nchw_3x3s1.c — the 3x3/stride-1 forward kernels of AVG and MAX, NCHW
+ * (the NHWC AVG one is tmpl/nhwc_fwd.c's, per element type); compiled once
+ * per SIMD ISA (kernels/meson.build). */
 #include "tmpl/vec.h"
 
 #include "tmpl/nchw.h"
@@ -8,15 +9,14 @@
 /* ================================================================ 3x3/s1
  * AVG 3x3, stride 1 (Inception), any padding (SP_SHAPE_3X3S1). Each output
  * adds its nine taps in row-major order as the reference does, but from
- * the first tap on instead of from +0 (div_sum makes up for it), and
+ * the first tap on instead of from +0 (avg_result makes up for it), and
  * padding taps come in as +0, which changes no such sum. The divisors of a
- * call, d = ny * nx, are few: s3->dv[3 - ny][k] (k: the kind of block, NCHW;
- * 3 - nx, NHWC). */
+ * call, d = ny * nx, are few: s3->dv[3 - ny][k] (k: the kind of block). */
 typedef struct sums3 {
   const sp_geom *g; /* its output clamp */
   divisor dv[3][3];
-  vm first[3], last[3]; /* NCHW: the lanes where tap kj is inside the row */
-  /* NCHW MAX (nchw3x3s1): y and indices, the value of taps outside the
+  vm first[3], last[3]; /* the lanes where tap kj is inside the row */
+  /* MAX (nchw3x3s1): y and indices, the value of taps outside the
    * input (-inf; +0 for AVG), index tracking, the group's first output row
    * and the lanes to redo (NaN met, or with track a max of -inf). */
   float *y;
@@ -33,19 +33,6 @@ static inline vf cols3_factor(const sp_geom *g, size_t ox0, size_t cnt) {
   for (size_t i = 0; i < SP_VL; i++)
     lane[i] = i < cnt ? (float)sp_avg_taps_w(g, ox0 + i) : 1.0f;
   return vf_load(lane);
-}
-
-/* The nine taps' sum of an output from its three rows' taps, in order. */
-SP_HOT vf sum3x3(vf t00, vf t01, vf t02, vf t10, vf t11, vf t12, vf t20, vf t21,
-                 vf t22) {
-  vf a = vf_add(t00, t01);
-  a = vf_add(a, t02);
-  a = vf_add(a, t10);
-  a = vf_add(a, t11);
-  a = vf_add(a, t12);
-  a = vf_add(a, t20);
-  a = vf_add(a, t21);
-  return vf_add(a, t22);
 }
 
 /* P3_SUM: AVG's sums without the division, +0 + sum with NaN canonical
@@ -446,143 +433,4 @@ void SP_FN(sp_maxpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
 
 void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io) {
   nchw3x3s1(g, io, P3_MAX, 1, 1);
-}
-
-/* NHWC: tap k of a window column at input column ix (+0 outside the input)
- * for the cn channels from c. */
-SP_HOT vf tap3_nhwc(const sp_geom *g, const float *const r[3], size_t k,
-                    ptrdiff_t ix, size_t c, size_t cn) {
-  return r[k] && ix >= 0 && (size_t)ix < g->w
-             ? load_lanes(r[k] + (size_t)ix * g->xs + c, cn)
-             : vf_zero();
-}
-
-/* Output columns [ox, end) of row oy of one batch (input rows r[], NULL
- * outside) for the cn channels from c, with the window's first two columns
- * in a*, b*: windows slide along the row, each step loading one new column
- * of three taps. `in`: every window column inside the input and every row
- * there (then dv is the interior's divisor), a compile-time constant. */
-SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
-                              const float *const r[3], size_t ox, size_t end,
-                              size_t c, size_t cn, int in, vf *a0, vf *a1,
-                              vf *a2, vf *b0, vf *b1, vf *b2, float *yrow) {
-  const size_t C = g->xs, YS = g->ys; /* x and y pixel steps */
-  if (in && ox < end) {
-    /* Software-pipelined: each step sums its window, then divides the one
-     * before, whose sum is ready, so divisions do not wait on additions. */
-    const float *p0 =
-        r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
-    const float *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
-    float *y = yrow + ox * YS + c;
-    vf t0 = load_lanes(p0, cn), t1 = load_lanes(p1, cn),
-       t2 = load_lanes(p2, cn);
-    vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
-    for (ox++; ox < end; ox++) {
-      *a0 = *b0;
-      *a1 = *b1;
-      *a2 = *b2;
-      *b0 = t0;
-      *b1 = t1;
-      *b2 = t2;
-      p0 += C;
-      p1 += C;
-      p2 += C;
-      t0 = load_lanes(p0, cn);
-      t1 = load_lanes(p1, cn);
-      t2 = load_lanes(p2, cn);
-      const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
-      store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
-      prev = sum;
-      y += YS;
-    }
-    store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
-    *a0 = *b0;
-    *a1 = *b1;
-    *a2 = *b2;
-    *b0 = t0;
-    *b1 = t1;
-    *b2 = t2;
-    return;
-  }
-  for (; ox < end; ox++) {
-    const ptrdiff_t ix = (ptrdiff_t)ox - (ptrdiff_t)g->pl + 2;
-    vf t0, t1, t2;
-    if (in) {
-      const size_t e = (size_t)ix * C + c;
-      t0 = load_lanes(r[0] + e, cn);
-      t1 = load_lanes(r[1] + e, cn);
-      t2 = load_lanes(r[2] + e, cn);
-    } else {
-      t0 = tap3_nhwc(g, r, 0, ix, c, cn);
-      t1 = tap3_nhwc(g, r, 1, ix, c, cn);
-      t2 = tap3_nhwc(g, r, 2, ix, c, cn);
-    }
-    const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
-    const divisor *v = in ? dv : &dv[3 - sp_avg_taps_w(g, ox)];
-    store_lanes(yrow + ox * YS + c, yclamp(g, avg_result(sum, v)), cn);
-    *a0 = *b0;
-    *a1 = *b1;
-    *a2 = *b2;
-    *b0 = t0;
-    *b1 = t1;
-    *b2 = t2;
-  }
-}
-
-/* Output row oy (input rows r[], ny counted) for the cn channels from c. */
-SP_HOT void avg3x3s1_nhwc_row(const sp_geom *g, const sums3 *s3,
-                              const float *const r[3], size_t ny,
-                              const row_span *in, size_t c, size_t cn,
-                              float *yrow) {
-  const ptrdiff_t pl = (ptrdiff_t)g->pl;
-  vf a0 = tap3_nhwc(g, r, 0, -pl, c, cn),
-     b0 = tap3_nhwc(g, r, 0, 1 - pl, c, cn);
-  vf a1 = tap3_nhwc(g, r, 1, -pl, c, cn),
-     b1 = tap3_nhwc(g, r, 1, 1 - pl, c, cn);
-  vf a2 = tap3_nhwc(g, r, 2, -pl, c, cn),
-     b2 = tap3_nhwc(g, r, 2, 1 - pl, c, cn);
-  const divisor *dv = s3->dv[3 - ny];
-  if (r[0] && r[1] && r[2]) {
-    avg3x3s1_nhwc_run(g, dv, r, 0, in->lo, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
-                      &b2, yrow);
-    avg3x3s1_nhwc_run(g, dv, r, in->lo, in->hi, c, cn, 1, &a0, &a1, &a2, &b0,
-                      &b1, &b2, yrow);
-    avg3x3s1_nhwc_run(g, dv, r, in->hi, g->ow, c, cn, 0, &a0, &a1, &a2, &b0,
-                      &b1, &b2, yrow);
-  } else {
-    avg3x3s1_nhwc_run(g, dv, r, 0, g->ow, c, cn, 0, &a0, &a1, &a2, &b0, &b1,
-                      &b2, yrow);
-  }
-}
-
-static inline void avg3x3s1_nhwc(const sp_geom *g, const sp_io *io) {
-  const row_span in = interior_cols(g);
-  sums3 s3;
-  s3.g = g;
-  for (size_t j = 0; j < 3; j++)
-    for (size_t k = 0; k < 3; k++)
-      s3.dv[j][k] = divisor_set1((float)((3 - j) * (3 - k)));
-  const size_t C = g->c, XS = g->xs;
-  for (size_t n = 0; n < g->n; n++) {
-    const float *xn = io->x + n * g->h * g->w * XS;
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      const float *r[3];
-      for (size_t i = 0; i < 3; i++) {
-        const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
-        r[i] =
-            iy >= 0 && (size_t)iy < g->h ? xn + (size_t)iy * g->w * XS : NULL;
-      }
-      const size_t ny = sp_avg_taps_h(g, oy);
-      float *yrow = io->y + (n * g->oh + oy) * g->ow * g->ys;
-      size_t c = 0;
-      for (; c + SP_VL <= C; c += SP_VL)
-        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, SP_VL, yrow);
-      if (c < C)
-        avg3x3s1_nhwc_row(g, &s3, r, ny, &in, c, C - c, yrow);
-    }
-  }
-}
-
-void SP_FN(sp_avgpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
-  avg3x3s1_nhwc(g, io);
 }
