@@ -79,8 +79,9 @@ SP_HOT vf el_load(const el_t *p) {
 }
 
 /* el_load for MAX bodies that test their lanes for NaN and redo those
- * from el_load: exact for every number; a NaN loads as some NaN (f16
- * skips its NaN fix-up). */
+ * from el_load, and for sums (AVG, LP), whose NaN results are written
+ * canonical: exact for every number; a NaN loads as some NaN (f16 skips
+ * its NaN fix-up, a test and a branch per load). */
 SP_HOT vf el_load_ord(const el_t *p) {
 #if defined(SP_EL_F16)
   return vf_load_f16_ord(p);

@@ -163,7 +163,7 @@ SP_HOT void sumn_nhwc(const sp_geom *g, const el_t *xn, const window *win,
     for (size_t kj = win->kj0; kj < win->kj1; kj++) {
       const el_t *p = xn + tap_flat(g, win, ki, kj) * C + c;
       for (size_t u = 0; u < nv; u++) {
-        vf v = el_load(p + u * SP_VL);
+        vf v = el_load_ord(p + u * SP_VL); /* NaN: canonical */
         if (lp)
           v = lp_term_v(kind, g->p, v);
         a[u] = vf_add(a[u], v);

@@ -84,9 +84,9 @@ void SP_KFN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
           vf acc = vf_zero();
           for (size_t ki = win.ki0; ki < win.ki1; ki++)
             for (size_t kj = win.kj0; kj < win.kj1; kj++)
-              acc = vf_add(
-                  acc,
-                  el_load_lanes(xn + tap_flat(g, &win, ki, kj) * XS + c, cn));
+              acc =
+                  vf_add(acc, el_load_lanes_ord(
+                                  xn + tap_flat(g, &win, ki, kj) * XS + c, cn));
           el_store_lanes(y + c, yclamp(g, avg_result(acc, &div)), cn);
         }
       }
@@ -108,7 +108,7 @@ void SP_KFN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 SP_HOT vf tap3_nhwc(const sp_geom *g, const el_t *const r[3], size_t k,
                     ptrdiff_t ix, size_t c, size_t cn) {
   return r[k] && ix >= 0 && (size_t)ix < g->w
-             ? el_load_lanes(r[k] + (size_t)ix * g->xs + c, cn)
+             ? el_load_lanes_ord(r[k] + (size_t)ix * g->xs + c, cn)
              : vf_zero();
 }
 
@@ -129,8 +129,8 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
         r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
     const el_t *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
     el_t *y = yrow + ox * YS + c;
-    vf t0 = el_load_lanes(p0, cn), t1 = el_load_lanes(p1, cn),
-       t2 = el_load_lanes(p2, cn);
+    vf t0 = el_load_lanes_ord(p0, cn), t1 = el_load_lanes_ord(p1, cn),
+       t2 = el_load_lanes_ord(p2, cn);
     vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
     for (ox++; ox < end; ox++) {
       *a0 = *b0;
@@ -142,9 +142,9 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
       p0 += C;
       p1 += C;
       p2 += C;
-      t0 = el_load_lanes(p0, cn);
-      t1 = el_load_lanes(p1, cn);
-      t2 = el_load_lanes(p2, cn);
+      t0 = el_load_lanes_ord(p0, cn);
+      t1 = el_load_lanes_ord(p1, cn);
+      t2 = el_load_lanes_ord(p2, cn);
       const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
       el_store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
       prev = sum;
@@ -164,9 +164,9 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
     vf t0, t1, t2;
     if (in) {
       const size_t e = (size_t)ix * C + c;
-      t0 = el_load_lanes(r[0] + e, cn);
-      t1 = el_load_lanes(r[1] + e, cn);
-      t2 = el_load_lanes(r[2] + e, cn);
+      t0 = el_load_lanes_ord(r[0] + e, cn);
+      t1 = el_load_lanes_ord(r[1] + e, cn);
+      t2 = el_load_lanes_ord(r[2] + e, cn);
     } else {
       t0 = tap3_nhwc(g, r, 0, ix, c, cn);
       t1 = tap3_nhwc(g, r, 1, ix, c, cn);
