@@ -175,12 +175,9 @@ SP_HOT void bmax_nchw(const sp_geom *g, const sp_io *io, int s8) {
       bmax_row(s8, r0, rstep, 3, 3, 1, 1, W, g->pl, jlo, inner, y);
     else
       bmax_row(s8, r0, rstep, nr, kw, sw, dw, W, g->pl, jlo, inner, y);
-    for (size_t ox = 0; ox < ow; ox++) {
-      if (ox == jlo && inner)
-        ox = jhi;
-      if (ox < ow)
-        y[ox] = bmax_one(s8, g, r0, rstep, nr, ox);
-    }
+    for (size_t ox = border_next(0, jlo, jhi); ox < ow;
+         ox = border_next(ox + 1, jlo, jhi))
+      y[ox] = bmax_one(s8, g, r0, rstep, nr, ox);
   }
 }
 

@@ -624,6 +624,13 @@ static inline row_span interior_cols(const sp_geom *g) {
   return r;
 }
 
+/* The first column from ox outside [lo, hi): the border columns of a row
+ * in order are for (ox = border_next(0, lo, hi); ox < ow;
+ * ox = border_next(ox + 1, lo, hi)). */
+static inline size_t border_next(size_t ox, size_t lo, size_t hi) {
+  return ox >= lo && ox < hi ? hi : ox;
+}
+
 /* The same as [*lo, *lo + count), the count returned. */
 SP_HOT size_t inner_cols(const sp_geom *g, size_t *lo) {
   const row_span r = interior_cols(g);

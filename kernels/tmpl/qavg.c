@@ -259,13 +259,10 @@ SP_HOT void qavg_nchw2d(const sp_geom *g, const sp_io *io, int s8) {
         qavg_nchw_row(s8, r0, rstep, nr, kw, sw, dw, col0, inner, yi, m, bias,
                       f);
     }
-    for (size_t ox = 0; ox < ow; ox++) {
-      if (ox == jlo && inner)
-        ox = jhi;
-      if (ox < ow)
-        y[ox] = qavg_one(s8, g, r0, rstep, nr,
-                         qavg_m2(g, th, sp_avg_taps_w(g, ox)), ox);
-    }
+    for (size_t ox = border_next(0, jlo, jhi); ox < ow;
+         ox = border_next(ox + 1, jlo, jhi))
+      y[ox] = qavg_one(s8, g, r0, rstep, nr,
+                       qavg_m2(g, th, sp_avg_taps_w(g, ox)), ox);
   }
 }
 
@@ -328,11 +325,8 @@ SP_HOT void qavg_nhwc2d(const sp_geom *g, const sp_io *io, int s8) {
           qavg_nhwc_inner(s8, p0, sstep, inner, rstep, cstep, nr, kw, C, yi, ys,
                           m, bias, f);
       }
-      for (size_t ox = 0; ox < g->ow; ox++) {
-        if (ox == jlo && inner)
-          ox = jhi;
-        if (ox >= g->ow)
-          break;
+      for (size_t ox = border_next(0, jlo, jhi); ox < g->ow;
+           ox = border_next(ox + 1, jlo, jhi)) {
         size_t kj0, kj1;
         sp_tap_range(ox, g->sw, g->pl, kw, g->dw, g->w, &kj0, &kj1);
         const size_t nk = kj1 - kj0;
