@@ -244,16 +244,22 @@ SP_HOT void el_store_lanes(el_t *p, vf v, size_t n) {
 
 /* m <= 2*SP_VL consecutive elements as their even and odd elements (the
  * rest zero), and back (only m elements written; exact as el_store_x's). */
-SP_HOT void el_load_elems(const el_t *p, size_t m, vf *even, vf *odd) {
+SP_HOT void el_load_elems_x(const el_t *p, size_t m, vf *even, vf *odd,
+                            int ord) {
 #if defined(SP_EL_BF16)
   if (m == 2 * SP_VL) { /* one load, a shift and a mask */
     vf_load_bf16_pairs(p, even, odd);
     return;
   }
 #endif
-  const vf a = el_load_lanes(p, m < SP_VL ? m : SP_VL);
-  const vf b = m > SP_VL ? el_load_lanes(p + SP_VL, m - SP_VL) : vf_zero();
+  const vf a = el_load_lanes_x(p, m < SP_VL ? m : SP_VL, ord);
+  const vf b =
+      m > SP_VL ? el_load_lanes_x(p + SP_VL, m - SP_VL, ord) : vf_zero();
   vf_deinterleave(a, b, even, odd);
+}
+
+SP_HOT void el_load_elems(const el_t *p, size_t m, vf *even, vf *odd) {
+  el_load_elems_x(p, m, even, odd, 0);
 }
 
 SP_HOT void el_store_elems(el_t *p, size_t m, vf even, vf odd, int exact) {

@@ -70,8 +70,9 @@ static inline vi index_to_tap(const sp_geom *g, vi idx, vi base) {
 
 /* NCHW: SP_VL outputs need 2*SP_VL inputs of each row; n < SP_VL outputs
  * (a row tail) read exactly 2n. */
-static inline void load_pairs(const el_t *p, size_t n, vf *even, vf *odd) {
-  el_load_elems(p, 2 * n, even, odd);
+static inline void load_pairs(const el_t *p, size_t n, vf *even, vf *odd,
+                              int ord) {
+  el_load_elems_x(p, 2 * n, even, odd, ord);
 }
 static inline void store_pairs(el_t *p, size_t n, vf even, vf odd, int exact) {
   el_store_elems(p, 2 * n, even, odd, exact);
@@ -169,8 +170,23 @@ SP_HOT void fwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
     el_prefetch_ahead(r0, 2 * cnt);
     el_prefetch_ahead(r1, 2 * cnt);
   }
-  load_pairs(r0, cnt, &a00, &a01);
-  load_pairs(r1, cnt, &a10, &a11);
+  /* el_load_ord's loads (a NaN as some NaN) where no NaN's bits are kept:
+   * sums write theirs canonical, and MAX without indices tests for NaN
+   * and reloads exactly if it met one. */
+  const int ord =
+      method == P2_AVG || method == P2_LP || (method == P2_MAX && !track);
+  load_pairs(r0, cnt, &a00, &a01, ord);
+  load_pairs(r1, cnt, &a10, &a11, ord);
+  if (method == P2_MAX && !track) {
+    if (!vm_any(vm_or(vm_unord(a00, a01), vm_unord(a10, a11)))) {
+      el_store_lanes_x(EL_Y(io) + o,
+                       yclamp(g, max2x2_plain(a00, a01, a10, a11)), cnt,
+                       !g->clamp);
+      return;
+    }
+    load_pairs(r0, cnt, &a00, &a01, 0); /* a NaN: its exact bits */
+    load_pairs(r1, cnt, &a10, &a11, 0);
+  }
   /* The winner's index value straight from the select tree: I32/I64 the
    * flat positions of each lane's four taps, U8 the tap numbers. */
   vi l[4] = {vi_set1(0), vi_set1(1), vi_set1(2), vi_set1(3)}, won;
@@ -499,12 +515,12 @@ SP_HOT void fwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int method,
                                 size_t cnt) {
   vf a[8];
   if (half != P3_BACK) {
-    load_pairs(r0, cnt, &a[0], &a[1]);
-    load_pairs(r0 + g->w, cnt, &a[2], &a[3]);
+    load_pairs(r0, cnt, &a[0], &a[1], 0);
+    load_pairs(r0 + g->w, cnt, &a[2], &a[3], 0);
   }
   if (half != P3_FRONT) {
-    load_pairs(r0 + hw, cnt, &a[4], &a[5]);
-    load_pairs(r0 + hw + g->w, cnt, &a[6], &a[7]);
+    load_pairs(r0 + hw, cnt, &a[4], &a[5], 0);
+    load_pairs(r0 + hw + g->w, cnt, &a[6], &a[7], 0);
   }
   /* Labels: the flat positions of each lane's taps (I32/I64) or the tap
    * numbers 0..7 (U8; front 0..3, back 4..7). */
@@ -682,8 +698,8 @@ SP_HOT void bwd2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
   vi tap = vi_set1(0);
   if (mode == BWD_MAX) {
     vf a00, a01, a10, a11;
-    load_pairs(r0 + 2 * ox, cnt, &a00, &a01);
-    load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11);
+    load_pairs(r0 + 2 * ox, cnt, &a00, &a01, 0);
+    load_pairs(r0 + g->w + 2 * ox, cnt, &a10, &a11, 0);
     max2x2(a00, a01, a10, a11, &tap);
   } else if (mode == BWD_MAX_IDX || mode == BWD_UNPOOL) {
     const vi base = vi_ramp((int32_t)(g->fbase + 2 * oy * g->w + 2 * ox), 2);
@@ -906,8 +922,8 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
       vi tf = vi_set1(0), tb;
       vf front;
       if (half != P3_BACK) {
-        load_pairs(p, cnt, &a[0], &a[1]);
-        load_pairs(p + g->w, cnt, &a[2], &a[3]);
+        load_pairs(p, cnt, &a[0], &a[1], 0);
+        load_pairs(p + g->w, cnt, &a[2], &a[3], 0);
         front = max2x2(a[0], a[1], a[2], a[3], &tf);
         if (half == P3_FRONT) { /* whole vectors: the scratch has room */
           vf_store(fronts + ox, front);
@@ -918,8 +934,8 @@ SP_HOT void bwd2x2x2_nchw_block(const sp_geom *g, const sp_io *io, int mode,
         front = vf_load(fronts + ox);
         tf = vi_load_u8(taps + ox);
       }
-      load_pairs(p + hw, cnt, &a[4], &a[5]);
-      load_pairs(p + hw + g->w, cnt, &a[6], &a[7]);
+      load_pairs(p + hw, cnt, &a[4], &a[5], 0);
+      load_pairs(p + hw + g->w, cnt, &a[6], &a[7], 0);
       const vf back = max2x2(a[4], a[5], a[6], a[7], &tb);
       tap = vi_select(mx_replaces(back, front), tf, vi_add(tb, vi_set1(4)));
       /* An overlapping last block reads back this winner as its front's
