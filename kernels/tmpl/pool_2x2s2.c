@@ -241,11 +241,25 @@ SP_HOT void fwd2x2_nchw_body(const sp_geom *g, const sp_io *io, int method,
     fwd2x2_nchw_rows(g, io, method, track, 0);
 }
 
+#define P2_NV 4
+/* The four taps of nv vectors: exactly (el_load) or as el_load_ord (a NaN
+ * as some NaN). */
+SP_HOT void load_taps_nhwc(const el_t *p00, const el_t *p10, size_t XS,
+                           size_t nv, int exact, vf a00[], vf a01[], vf a10[],
+                           vf a11[]) {
+  for (size_t u = 0; u < nv; u++) {
+    const el_t *q00 = p00 + u * SP_VL, *q10 = p10 + u * SP_VL;
+    a00[u] = exact ? el_load(q00) : el_load_ord(q00);
+    a01[u] = exact ? el_load(q00 + XS) : el_load_ord(q00 + XS);
+    a10[u] = exact ? el_load(q10) : el_load_ord(q10);
+    a11[u] = exact ? el_load(q10 + XS) : el_load_ord(q10 + XS);
+  }
+}
+
 /* NHWC: nv (a compile-time 1, 2 or 4) full vectors of channels of one
  * output pixel, the taps at p00 (row 0) and p10 (row 1). MAX without
  * indices tests the nv blocks for NaN at once (one branch, not one per
  * vector); a NaN sends them all to fwd2x2's exact path. */
-#define P2_NV 4
 SP_HOT void fwd2x2_nhwc_vecs(const sp_geom *g, int method, int track, int kind,
                              float pv, float inv_p, const el_t *p00,
                              const el_t *p10, el_t *yp, void *ind, size_t o,
@@ -253,18 +267,11 @@ SP_HOT void fwd2x2_nhwc_vecs(const sp_geom *g, int method, int track, int kind,
   const size_t XS = g->xs;
   const int exact = method == P2_MAX && !g->clamp;
   vf a00[P2_NV], a01[P2_NV], a10[P2_NV], a11[P2_NV];
-  /* el_load_ord: a NaN loads as some NaN. Sums write theirs canonical;
-   * MAX without indices tests for NaN and reloads exactly if it met one;
-   * MAX with indices (no test) loads exactly. */
-  const int exact_loads = method == P2_MAX && track;
-  for (size_t u = 0; u < nv; u++) {
-    const el_t *q[4] = {p00 + u * SP_VL, p00 + XS + u * SP_VL, p10 + u * SP_VL,
-                        p10 + XS + u * SP_VL};
-    a00[u] = exact_loads ? el_load(q[0]) : el_load_ord(q[0]);
-    a01[u] = exact_loads ? el_load(q[1]) : el_load_ord(q[1]);
-    a10[u] = exact_loads ? el_load(q[2]) : el_load_ord(q[2]);
-    a11[u] = exact_loads ? el_load(q[3]) : el_load_ord(q[3]);
-  }
+  /* Sums write their NaN canonical; MAX without indices tests for NaN and
+   * reloads exactly if it met one; MAX with indices (no test) loads
+   * exactly. */
+  load_taps_nhwc(p00, p10, XS, nv, method == P2_MAX && track, a00, a01, a10,
+                 a11);
   if (method == P2_MAX && !track) {
     vm bad = vm_range(0, 0);
     for (size_t u = 0; u < nv; u++)
@@ -277,12 +284,7 @@ SP_HOT void fwd2x2_nhwc_vecs(const sp_geom *g, int method, int track, int kind,
                    exact);
       return;
     }
-    for (size_t u = 0; u < nv; u++) { /* a NaN: its exact bits */
-      a00[u] = el_load(p00 + u * SP_VL);
-      a01[u] = el_load(p00 + XS + u * SP_VL);
-      a10[u] = el_load(p10 + u * SP_VL);
-      a11[u] = el_load(p10 + XS + u * SP_VL);
-    }
+    load_taps_nhwc(p00, p10, XS, nv, 1, a00, a01, a10, a11); /* NaN bits */
   }
   for (size_t u = 0; u < nv; u++) {
     vi won = vi_set1(0); /* set by MAX with track */
