@@ -94,9 +94,6 @@ void SP_KFN(sp_avgpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   }
 }
 
-#endif
-
-#if !SP_EL_INT8
 /* ================================================================ 3x3/s1
  * AVG 3x3, stride 1 (Inception), any padding (SP_SHAPE_3X3S1): lanes over
  * channels, windows sliding along each output row. Each output adds its
