@@ -85,15 +85,31 @@ static inline vf vcanon(vf v) {
  * the plan has an output clamp (v < lo gives lo, v > hi gives hi, anything
  * else, NaN included, stays: docs/semantics.md#output-clamp). Fused into
  * every SIMD forward kernel's stores of y; the scalar reference's dispatch
- * clamps after the kernel instead, with the same bits. */
+ * clamps after the kernel instead, with the same bits.
+ * yclamp_t holds the clamp in registers: a loop that stores y through el_t
+ * pointers would otherwise reload g's clamp fields (a float store may alias
+ * them) for every vector it stores. */
+typedef struct yclamp_t {
+  int on;
+  vf lo, hi;
+} yclamp_t;
+
+static inline yclamp_t yclamp_of(const sp_geom *g) {
+  const yclamp_t c = {g->clamp, vf_set1(g->clamp_lo), vf_set1(g->clamp_hi)};
+  return c;
+}
+
+/* lo > v ? lo : v is v < lo ? lo : v, and hi < v ? hi : v is v > hi ? hi :
+ * v, NaN v kept: x86's maxps/minps (one instruction each), which return
+ * their second operand, bits and all, when either is NaN. */
+SP_HOT vf yclamp_v(const yclamp_t *c, vf v) {
+  return c->on ? vf_min_x86(c->hi, vf_max_x86(c->lo, v)) : v;
+}
+
+/* yclamp_v with g's clamp, read per call. */
 SP_HOT vf yclamp(const sp_geom *g, vf v) {
-  if (!g->clamp)
-    return v;
-  /* lo > v ? lo : v is v < lo ? lo : v, and hi < v ? hi : v is v > hi ?
-   * hi : v, NaN v kept: x86's maxps/minps (one instruction each), which
-   * return their second operand, bits and all, when either is NaN. */
-  v = vf_max_x86(vf_set1(g->clamp_lo), v);
-  return vf_min_x86(vf_set1(g->clamp_hi), v);
+  const yclamp_t c = yclamp_of(g);
+  return yclamp_v(&c, v);
 }
 
 SP_HOT vf load_lanes(const float *p, size_t n) {

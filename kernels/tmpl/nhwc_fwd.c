@@ -114,46 +114,68 @@ SP_HOT vf tap3_nhwc(const sp_geom *g, const el_t *const r[3], size_t k,
  * in a*, b*: windows slide along the row, each step loading one new column
  * of three taps. `in`: every window column inside the input and every row
  * there (then dv is the interior's divisor), a compile-time constant. */
+/* Outputs per step of the interior's slide. */
+#define AVG3_STEP 2
+
 SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
                               const el_t *const r[3], size_t ox, size_t end,
                               size_t c, size_t cn, int in, vf *a0, vf *a1,
                               vf *a2, vf *b0, vf *b1, vf *b2, el_t *yrow) {
   const size_t C = g->xs, YS = g->ys; /* x and y pixel steps */
   if (in && ox < end) {
-    /* Software-pipelined: each step sums its window, then divides the one
-     * before, whose sum is ready, so divisions do not wait on additions. */
+    /* Two outputs a step: their sums are independent, and one range test
+     * serves both divisions (div_lanes_n). The divisor and the clamp are
+     * local copies, kept in registers across the stores of y. */
+    const divisor d = *dv;
+    const yclamp_t yc = yclamp_of(g);
     const el_t *p0 =
         r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
     const el_t *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
     el_t *y = yrow + ox * YS + c;
-    vf t0 = el_load_lanes_ord(p0, cn), t1 = el_load_lanes_ord(p1, cn),
-       t2 = el_load_lanes_ord(p2, cn);
-    vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
-    for (ox++; ox < end; ox++) {
-      *a0 = *b0;
-      *a1 = *b1;
-      *a2 = *b2;
-      *b0 = t0;
-      *b1 = t1;
-      *b2 = t2;
-      p0 += C;
-      p1 += C;
-      p2 += C;
-      t0 = el_load_lanes_ord(p0, cn);
-      t1 = el_load_lanes_ord(p1, cn);
-      t2 = el_load_lanes_ord(p2, cn);
-      const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
-      el_store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
-      prev = sum;
-      y += YS;
+    /* w[i][k]: window column i of tap row k, columns 0 and 1 carried in. */
+    vf w[AVG3_STEP + 2][3] = {{*a0, *a1, *a2}, {*b0, *b1, *b2}};
+    for (; ox + AVG3_STEP <= end; ox += AVG3_STEP) {
+      for (size_t i = 0; i < AVG3_STEP; i++) {
+        w[i + 2][0] = el_load_lanes_ord(p0 + i * C, cn);
+        w[i + 2][1] = el_load_lanes_ord(p1 + i * C, cn);
+        w[i + 2][2] = el_load_lanes_ord(p2 + i * C, cn);
+      }
+      vf s[AVG3_STEP];
+      for (size_t i = 0; i < AVG3_STEP; i++)
+        s[i] = sum3x3(w[i][0], w[i + 1][0], w[i + 2][0], w[i][1], w[i + 1][1],
+                      w[i + 2][1], w[i][2], w[i + 1][2], w[i + 2][2]);
+      div_lanes_n(s, AVG3_STEP, &d, 1);
+      for (size_t i = 0; i < AVG3_STEP; i++)
+        el_store_lanes(y + i * YS, yclamp_v(&yc, s[i]), cn);
+      for (size_t k = 0; k < 3; k++) {
+        w[0][k] = w[AVG3_STEP][k];
+        w[1][k] = w[AVG3_STEP + 1][k];
+      }
+      p0 += AVG3_STEP * C;
+      p1 += AVG3_STEP * C;
+      p2 += AVG3_STEP * C;
+      y += AVG3_STEP * YS;
     }
-    el_store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
-    *a0 = *b0;
-    *a1 = *b1;
-    *a2 = *b2;
-    *b0 = t0;
-    *b1 = t1;
-    *b2 = t2;
+    vf A0 = w[0][0], A1 = w[0][1], A2 = w[0][2], B0 = w[1][0], B1 = w[1][1],
+       B2 = w[1][2];
+    for (; ox < end; ox++, p0 += C, p1 += C, p2 += C, y += YS) {
+      const vf t0 = el_load_lanes_ord(p0, cn), t1 = el_load_lanes_ord(p1, cn),
+               t2 = el_load_lanes_ord(p2, cn);
+      const vf sum = sum3x3(A0, B0, t0, A1, B1, t1, A2, B2, t2);
+      el_store_lanes(y, yclamp_v(&yc, avg_result(sum, &d)), cn);
+      A0 = B0;
+      A1 = B1;
+      A2 = B2;
+      B0 = t0;
+      B1 = t1;
+      B2 = t2;
+    }
+    *a0 = A0;
+    *a1 = A1;
+    *a2 = A2;
+    *b0 = B0;
+    *b1 = B1;
+    *b2 = B2;
     return;
   }
   for (; ox < end; ox++) {
