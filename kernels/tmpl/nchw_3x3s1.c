@@ -102,10 +102,21 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
     b2 = c2;
   }
   /* All sums first: the rows' chains of additions overlap, and no
-   * division waits in the middle of them. */
+   * division waits in the middle of them. Rows of one divisor (all but a
+   * group at a padded edge) share one range test (div_lanes_n). */
+  const yclamp_t yc = yclamp_of(s3->g);
+  int same = 1;
+  for (size_t r = 1; r < nr; r++)
+    same &= dv[r] == dv[0];
+  if (same) {
+    const divisor d = dv[0][kind];
+    div_lanes_n(sum, (int)nr, &d, 1);
+  } else {
+    for (size_t r = 0; r < nr; r++)
+      sum[r] = avg_result(sum[r], &dv[r][kind]);
+  }
   for (size_t r = 0; r < nr; r++)
-    store_lanes(y + r * ow, yclamp(s3->g, avg_result(sum[r], &dv[r][kind])),
-                cnt);
+    store_lanes(y + r * ow, yclamp_v(&yc, sum[r]), cnt);
 }
 
 /* The same for 3x3x3 windows: p[s * P3D_ROWS + i] is input row i of the
