@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* nchw_3x3s1.c — the 3x3/stride-1 forward kernels of AVG and MAX, NCHW
  * (the NHWC AVG one is tmpl/nhwc_fwd.c's, per element type); compiled once
- * per SIMD ISA (kernels/meson.build). */
+ * per SIMD ISA (kernels/meson.build), and for bf16 and f16 (tmpl/dt/) the
+ * 2D AVG alone, whose input rows the f32 blocks read widened (band3). */
 #include "tmpl/vec.h"
 
 #include "tmpl/nchw.h"
+
+/* The part's general AVG kernel (tmpl/nchw_fwd.c), for rows too long. */
+void SP_KFN(sp_avgpool_fwd_nchw)(const sp_geom *g, const sp_io *io);
 
 /* ================================================================ 3x3/s1
  * AVG 3x3, stride 1 (Inception), any padding (SP_SHAPE_3X3S1). Each output
@@ -19,7 +23,7 @@ typedef struct sums3 {
   /* MAX (nchw3x3s1): y and indices, the value of taps outside the
    * input (-inf; +0 for AVG), index tracking, the group's first output row
    * and the lanes to redo (NaN met, or with track a max of -inf). */
-  float *y;
+  el_t *y;
   void *ind;
   vf pad;
   int track;
@@ -87,7 +91,7 @@ SP_HOT void taps3_nchw(const sums3 *s3, const float *p, int kind, int method,
 SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
                                 size_t off, const divisor *const dv[],
                                 size_t nr, int kind, size_t cnt, size_t ow,
-                                float *y) {
+                                el_t *y) {
   vf a0, a1, a2, b0, b1, b2, c0, c1, c2, sum[ROWS3];
   taps3_nchw(s3, p[0] + off, kind, P3_AVG, &a0, &a1, &a2);
   taps3_nchw(s3, p[1] + off, kind, P3_AVG, &b0, &b1, &b2);
@@ -116,9 +120,10 @@ SP_HOT void avg3x3s1_nchw_block(const sums3 *s3, const float *const p[],
       sum[r] = avg_result(sum[r], &dv[r][kind]);
   }
   for (size_t r = 0; r < nr; r++)
-    store_lanes(y + r * ow, yclamp_v(&yc, sum[r]), cnt);
+    el_store_lanes(y + r * ow, yclamp_v(&yc, sum[r]), cnt);
 }
 
+#if SP_EL_F32
 /* The same for 3x3x3 windows: p[s * P3D_ROWS + i] is input row i of the
  * group in the window's slice s, and the same row reuse slice by slice.
  * Each output row's chain runs from +0 through its 27 taps in the
@@ -207,19 +212,60 @@ SP_HOT void max3x3s1_nchw_block(sums3 *s3, const float *const p[], size_t off,
   s3->bad = bad;
 }
 
+#endif
+
+#if !SP_EL_F32
+/* bf16, f16: the f32 rows the blocks read. A band of whole input rows is
+ * widened at once, as one run (a plane's rows are contiguous), when a
+ * group of rows reaches past it; el_load_ord's widening, exact for every
+ * number (the sums write every NaN canonical). buf has SP_VL floats before
+ * it and 2 SP_VL after, for the masked loads of the border blocks. */
+#define BAND3_CAP 8192 /* floats (32 KiB): at least 16 rows of ZERO3 */
+typedef struct band3 {
+  float *buf;
+  size_t r0, r1; /* the input rows held: [r0, r1) */
+} band3;
+
+/* Holds input rows [lo, hi) of the plane xp (h rows of w) after the call:
+ * hi - lo <= ROWS3 + 2, fewer than a band holds. */
+SP_HOT void band3_need(band3 *b, const el_t *xp, size_t w, size_t h, size_t lo,
+                       size_t hi) {
+  if (lo >= b->r0 && hi <= b->r1)
+    return;
+  const size_t r1 = lo + BAND3_CAP / w < h ? lo + BAND3_CAP / w : h;
+  const el_t *x = xp + lo * w;
+  const size_t n = (r1 - lo) * w;
+  size_t e = 0;
+  for (; e + SP_VL <= n; e += SP_VL)
+    vf_store(b->buf + e, el_load_ord(x + e));
+  if (e < n)
+    store_lanes(b->buf + e, el_load_lanes_ord(x + e, n - e), n - e);
+  b->r0 = lo;
+  b->r1 = r1;
+}
+
+SP_HOT const float *band3_row(const band3 *b, size_t w, size_t iy) {
+  return b->buf + (iy - b->r0) * w;
+}
+#endif
+
 /* One block of the method's (depth: AVG's slices, 1 for MAX), its input
  * rows at p[i] + ox0 (ox0: the block's first output column). */
 SP_HOT void nchw3x3s1_block(sums3 *s3, int method, const float *const p[],
                             const divisor *const dv[], size_t nr, size_t depth,
                             int kind, size_t cnt, size_t ow, size_t o,
                             size_t ox0) {
+  (void)method; /* bf16, f16: 2D AVG only */
+  (void)depth;
+#if SP_EL_F32
   if (method != P3_MAX && depth > 1)
     avg3x3x3s1_nchw_block(s3, p, ox0, dv, nr, kind, cnt, ow, s3->y + o,
                           method == P3_AVG);
-  else if (method == P3_AVG)
-    avg3x3s1_nchw_block(s3, p, ox0, dv, nr, kind, cnt, ow, s3->y + o);
-  else
+  else if (method == P3_MAX)
     max3x3s1_nchw_block(s3, p, ox0, nr, kind, cnt, ow, o, ox0);
+  else
+#endif
+    avg3x3s1_nchw_block(s3, p, ox0, dv, nr, kind, cnt, ow, s3->y + o);
 }
 
 /* The blocks of a group of nr rows (p, dv as for the block; o the group's
@@ -264,7 +310,7 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method, int track,
   const size_t olast = ow < SP_VL ? 0 : ow - SP_VL;
   sums3 s3;
   s3.g = g;
-  s3.y = io->y;
+  s3.y = EL_Y(io);
   s3.ind = io->indices;
   s3.track = track;
   const float padv = method == P3_MAX ? -INFINITY : 0.0f;
@@ -295,14 +341,20 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method, int track,
   for (size_t i = 0; i < g->w + SP_VL + 2; i++)
     pad[i] = padv;
   const size_t hw = g->h * g->w;
+#if !SP_EL_F32
+  _Alignas(64) float band_buf[BAND3_CAP + 3 * SP_VL];
+#endif
   for (size_t n = 0; n < g->n; n++) {
     for (size_t c = 0; c < g->c; c++) {
       /* The plane: d slices of h rows (2D: d = od = 1). */
-      const float *xplane =
-          io->x + sp_plane_of(g, n, c, g->d * g->h, g->w).base;
+      const el_t *xplane =
+          EL_X(io) + sp_plane_of(g, n, c, g->d * g->h, g->w).base;
+#if !SP_EL_F32
+      band3 band = {band_buf + SP_VL, 0, 0};
+#endif
       const size_t yplane = sp_plane_of(g, n, c, g->od * g->oh, g->ow).base;
       for (size_t od = 0; od < g->od; od++) {
-        const float *slice[3]; /* the window's slices; NULL: padding */
+        const el_t *slice[3]; /* the window's slices; NULL: padding */
         for (size_t sl = 0; sl < depth; sl++) {
           const ptrdiff_t id = (ptrdiff_t)(od + sl) - (ptrdiff_t)g->pf;
           slice[sl] =
@@ -310,17 +362,27 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method, int track,
         }
         const divisor(*dvt)[3] =
             dvz[method == P3_AVG && depth > 1 ? sp_avg_taps_d(g, od) - 1 : 0];
-        const float *xp = xplane + od * hw; /* 2D: the plane */
+        const el_t *xp = xplane + od * hw; /* 2D: the plane */
         const size_t ybase = yplane + od * g->oh * ow;
         const size_t grp = depth > 1 ? ROWS3D : ROWS3; /* rows a group */
         for (size_t oy = 0; oy < g->oh; oy += grp) {
           const size_t nr = g->oh - oy < grp ? g->oh - oy : grp;
           const float *p[3 * P3D_ROWS];
+#if !SP_EL_F32
+          const ptrdiff_t lo = (ptrdiff_t)oy - (ptrdiff_t)g->pt;
+          const size_t hi = oy + grp + 2 - g->pt;
+          band3_need(&band, xplane, g->w, g->h, lo < 0 ? 0 : (size_t)lo,
+                     hi < g->h ? hi : g->h);
+#endif
           for (size_t sl = 0; sl < depth; sl++)
             for (size_t i = 0; i < grp + 2; i++) {
               const ptrdiff_t iy = (ptrdiff_t)(oy + i) - (ptrdiff_t)g->pt;
               p[sl * P3D_ROWS + i] = (slice[sl] && iy >= 0 && (size_t)iy < g->h
+#if SP_EL_F32
                                           ? slice[sl] + (size_t)iy * g->w
+#else /* 2D: the widened row */
+                                          ? band3_row(&band, g->w, (size_t)iy)
+#endif
                                           : pad) -
                                      g->pl;
             }
@@ -355,13 +417,14 @@ SP_HOT void nchw3x3s1(const sp_geom *g, const sp_io *io, int method, int track,
   }
 }
 
-void SP_FN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
+void SP_KFN(sp_avgpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
   if (g->w + SP_VL + 2 <= ZERO3)
     nchw3x3s1(g, io, P3_AVG, 0, 1);
   else
-    SP_FN(sp_avgpool_fwd_nchw)(g, io);
+    SP_KFN(sp_avgpool_fwd_nchw)(g, io);
 }
 
+#if SP_EL_F32
 /* 3x3x3 AVG, stride 1 (SP_SHAPE_3X3X3S1): the 2D body over the window's
  * three slices; rows too long for the pad row take the ND kernel. */
 void SP_FN(sp_avgpool_fwd_3x3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
@@ -445,3 +508,4 @@ void SP_FN(sp_maxpool_fwd_3x3s1_nchw)(const sp_geom *g, const sp_io *io) {
 void SP_FN(sp_max3x3s1_taps_nchw)(const sp_geom *g, const sp_io *io) {
   nchw3x3s1(g, io, P3_MAX, 1, 1);
 }
+#endif
