@@ -114,7 +114,7 @@ SP_HOT vf tap3_nhwc(const sp_geom *g, const el_t *const r[3], size_t k,
  * in a*, b*: windows slide along the row, each step loading one new column
  * of three taps. `in`: every window column inside the input and every row
  * there (then dv is the interior's divisor), a compile-time constant. */
-/* Outputs per step of the interior's slide. */
+/* Outputs per step of the interior's slide (AVX-512). */
 #define AVG3_STEP 2
 
 SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
@@ -122,10 +122,13 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
                               size_t c, size_t cn, int in, vf *a0, vf *a1,
                               vf *a2, vf *b0, vf *b1, vf *b2, el_t *yrow) {
   const size_t C = g->xs, YS = g->ys; /* x and y pixel steps */
+#if SP_VL == 16
   if (in && ox < end) {
-    /* Two outputs a step: their sums are independent, and one range test
-     * serves both divisions (div_lanes_n). The divisor and the clamp are
-     * local copies, kept in registers across the stores of y. */
+    /* AVX-512: two outputs a step, their sums independent, one range test
+     * for both divisions (div_lanes_n); the divisor and the clamp are
+     * local copies, kept in registers across the stores of y. With 16
+     * vector registers the second window's spills cost more than that
+     * saves (bench: bf16, f16 on AVX2, SSE4.1), and the loop below runs. */
     const divisor d = *dv;
     const yclamp_t yc = yclamp_of(g);
     const el_t *p0 =
@@ -178,6 +181,45 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
     *b2 = B2;
     return;
   }
+#else
+  if (in && ox < end) {
+    /* Software-pipelined: each step sums its window, then divides the one
+     * before, whose sum is ready, so divisions do not wait on additions. */
+    const el_t *p0 =
+        r[0] + ((size_t)((ptrdiff_t)ox - (ptrdiff_t)g->pl) + 2) * C + c;
+    const el_t *p1 = p0 + (r[1] - r[0]), *p2 = p0 + (r[2] - r[0]);
+    el_t *y = yrow + ox * YS + c;
+    vf t0 = el_load_lanes_ord(p0, cn), t1 = el_load_lanes_ord(p1, cn),
+       t2 = el_load_lanes_ord(p2, cn);
+    vf prev = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+    for (ox++; ox < end; ox++) {
+      *a0 = *b0;
+      *a1 = *b1;
+      *a2 = *b2;
+      *b0 = t0;
+      *b1 = t1;
+      *b2 = t2;
+      p0 += C;
+      p1 += C;
+      p2 += C;
+      t0 = el_load_lanes_ord(p0, cn);
+      t1 = el_load_lanes_ord(p1, cn);
+      t2 = el_load_lanes_ord(p2, cn);
+      const vf sum = sum3x3(*a0, *b0, t0, *a1, *b1, t1, *a2, *b2, t2);
+      el_store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
+      prev = sum;
+      y += YS;
+    }
+    el_store_lanes(y, yclamp(g, avg_result(prev, dv)), cn);
+    *a0 = *b0;
+    *a1 = *b1;
+    *a2 = *b2;
+    *b0 = t0;
+    *b1 = t1;
+    *b2 = t2;
+    return;
+  }
+#endif
   for (; ox < end; ox++) {
     const ptrdiff_t ix = (ptrdiff_t)ox - (ptrdiff_t)g->pl + 2;
     vf t0, t1, t2;
