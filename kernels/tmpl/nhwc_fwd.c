@@ -159,26 +159,24 @@ SP_HOT void avg3x3s1_nhwc_run(const sp_geom *g, const divisor *dv,
       p2 += AVG3_STEP * C;
       y += AVG3_STEP * YS;
     }
-    vf A0 = w[0][0], A1 = w[0][1], A2 = w[0][2], B0 = w[1][0], B1 = w[1][1],
-       B2 = w[1][2];
     for (; ox < end; ox++, p0 += C, p1 += C, p2 += C, y += YS) {
-      const vf t0 = el_load_lanes_ord(p0, cn), t1 = el_load_lanes_ord(p1, cn),
-               t2 = el_load_lanes_ord(p2, cn);
-      const vf sum = sum3x3(A0, B0, t0, A1, B1, t1, A2, B2, t2);
+      w[2][0] = el_load_lanes_ord(p0, cn);
+      w[2][1] = el_load_lanes_ord(p1, cn);
+      w[2][2] = el_load_lanes_ord(p2, cn);
+      const vf sum = sum3x3(w[0][0], w[1][0], w[2][0], w[0][1], w[1][1],
+                            w[2][1], w[0][2], w[1][2], w[2][2]);
       el_store_lanes(y, yclamp_v(&yc, avg_result(sum, &d)), cn);
-      A0 = B0;
-      A1 = B1;
-      A2 = B2;
-      B0 = t0;
-      B1 = t1;
-      B2 = t2;
+      for (size_t k = 0; k < 3; k++) {
+        w[0][k] = w[1][k];
+        w[1][k] = w[2][k];
+      }
     }
-    *a0 = A0;
-    *a1 = A1;
-    *a2 = A2;
-    *b0 = B0;
-    *b1 = B1;
-    *b2 = B2;
+    *a0 = w[0][0];
+    *a1 = w[0][1];
+    *a2 = w[0][2];
+    *b0 = w[1][0];
+    *b1 = w[1][1];
+    *b2 = w[1][2];
     return;
   }
 #else
