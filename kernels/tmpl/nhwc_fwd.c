@@ -6,38 +6,39 @@
 
 #include "tmpl/nhwc.h"
 
-SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
-                                  int track) {
+/* Channels [c0, C) of output pixel (oy, ox) of image n (x at xn). */
+SP_HOT void max_nhwc_px(const sp_geom *g, const sp_io *io, const el_t *xn,
+                        size_t n, size_t oy, size_t ox, size_t c0, int track) {
   const size_t C = g->c;
   const int k3win = g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1;
+  const window win = window_at(g, oy, ox);
+  const size_t px = (n * g->oh + oy) * g->ow + ox;
+  const size_t o = px * C; /* indices: dense */
+  el_t *y = EL_Y(io) + px * g->ys;
+  const int k3 =
+      k3win && win.ki0 == 0 && win.ki1 == 3 && win.kj0 == 0 && win.kj1 == 3;
+  size_t c = c0;
+  while (c + NHWC_UNROLL * SP_VL <= C &&
+         (k3 ? max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c, 1)
+             : max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c, 0)))
+    c += NHWC_UNROLL * SP_VL;
+  for (; c < C; c += SP_VL) {
+    const size_t cn = C - c < SP_VL ? C - c : SP_VL;
+    vi t;
+    const vf m = max_block_nhwc(g, xn, &win, c, cn, track, g->index_type, &t);
+    el_store_lanes_x(y + c, yclamp(g, m), cn, !g->clamp);
+    if (track)
+      store_index(io->indices, g->index_type, o + c, t, cn);
+  }
+}
+
+SP_HOT void maxpool_fwd_nhwc_body(const sp_geom *g, const sp_io *io,
+                                  int track) {
   for (size_t n = 0; n < g->n; n++) {
     const el_t *xn = EL_X(io) + n * g->h * g->w * g->xs;
-    for (size_t oy = 0; oy < g->oh; oy++) {
-      for (size_t ox = 0; ox < g->ow; ox++) {
-        const window win = window_at(g, oy, ox);
-        const size_t px = (n * g->oh + oy) * g->ow + ox;
-        const size_t o = px * C; /* indices: dense */
-        el_t *y = EL_Y(io) + px * g->ys;
-        const int k3 = k3win && win.ki0 == 0 && win.ki1 == 3 && win.kj0 == 0 &&
-                       win.kj1 == 3;
-        size_t c = 0;
-        while (
-            c + NHWC_UNROLL * SP_VL <= C &&
-            (k3 ? max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c, 1)
-                : max4_nhwc(g, xn, &win, c, y + c, track, io->indices, o + c,
-                            0)))
-          c += NHWC_UNROLL * SP_VL;
-        for (; c < C; c += SP_VL) {
-          const size_t cn = C - c < SP_VL ? C - c : SP_VL;
-          vi t;
-          const vf m =
-              max_block_nhwc(g, xn, &win, c, cn, track, g->index_type, &t);
-          el_store_lanes_x(y + c, yclamp(g, m), cn, !g->clamp);
-          if (track)
-            store_index(io->indices, g->index_type, o + c, t, cn);
-        }
-      }
-    }
+    for (size_t oy = 0; oy < g->oh; oy++)
+      for (size_t ox = 0; ox < g->ow; ox++)
+        max_nhwc_px(g, io, xn, n, oy, ox, 0, track);
   }
 }
 
@@ -49,6 +50,165 @@ void SP_KFN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
   else
     maxpool_fwd_nhwc_body(g, io, 1);
 }
+
+#if !SP_EL_INT8 /* S8/U8 take the byte lanes of the general kernel */
+/* ============================================= MAX 3x3/s2 (the stem), NHWC
+ * Per window the MAX step runs over the taps in row-major order; without
+ * NaN its winner is the first tap holding the maximum, which is also what
+ * folding each window row left to right and then the three row results top
+ * to bottom gives (the first row holding the maximum, and in it the first
+ * column). Columns first would not: ties between rows and columns would
+ * resolve differently. So every input row of a pair of output rows (five
+ * rows: the middle one is shared) is folded once per output column and the
+ * folds combined per output: 7 tracked steps an output instead of 8, each
+ * input vector loaded once a row pass (column 2ox+1 carried to the next
+ * column in a register) and tested for NaN once. Lanes over channels, one
+ * vector of them a pass; a pass that met a NaN is redone by the exact path.
+ * Windows touching padding, and the channels of a partial vector, take the
+ * general kernel's blocks. */
+
+/* One input row's fold over columns a, b, c (in that order): the maximum
+ * and the winner's column (0, 1, 2) when track. */
+SP_HOT vf fold3_nhwc(vf a, vf b, vf c, int track, vi one, vi two, vi *col) {
+  if (!track)
+    return vf_max_x86(c, vf_max_x86(b, a));
+  const vm r1 = vm_gt(b, a);
+  vf m = vf_select(r1, a, b);
+  const vi i = vi_select(r1, vi_set1(0), one);
+  const vm r2 = vm_gt(c, m);
+  m = vf_select(r2, m, c);
+  *col = vi_select(r2, i, two);
+  return m;
+}
+
+/* The output of rows f[0..2] (folds and winners' columns), top to bottom:
+ * the winner's index less the window's base (ki * k + kj, k the flat row
+ * step or 3 for tap numbers). */
+SP_HOT vf down3_nhwc(const vf f[3], const vi col[3], int track, vi k1, vi k2,
+                     vi *idx) {
+  if (!track)
+    return vf_max_x86(f[2], vf_max_x86(f[1], f[0]));
+  vm r = vm_gt(f[1], f[0]);
+  vf m = vf_select(r, f[0], f[1]);
+  vi i = vi_select(r, col[0], vi_add(col[1], k1));
+  r = vm_gt(f[2], m);
+  *idx = vi_select(r, i, vi_add(col[2], k2));
+  return vf_select(r, m, f[2]);
+}
+
+/* Output column ox of one row (two = 0) or of a row pair (two = 1, a
+ * compile-time constant) whose windows are whole: rows row[0..4]
+ * (row[0..2] when one), the window's column a at element offset xa of
+ * each; every full channel vector. y[h] and o[h] locate output pixel ox of
+ * row h (its first element, its dense index position), base the flat index
+ * of row 0's window corner. Accumulates into *bad the lanes that met a NaN
+ * in columns b and c (column a is the previous column's c, or tested by
+ * the caller); those outputs then hold garbage for the caller to redo. */
+SP_HOT void max3x3s2_nhwc_col(const sp_geom *g, const el_t *const row[5],
+                              int two, size_t xa, el_t *const y[2],
+                              const size_t o[2], void *ind, int32_t base,
+                              int track, const yclamp_t *cl, vm *bad) {
+  const size_t xs = g->xs, cv = g->c / SP_VL * SP_VL, nr = two ? 5 : 3;
+  const simdpool_index_type it = g->index_type;
+  const int32_t k = it == SIMDPOOL_INDEX_U8 ? 3 : (int32_t)g->w;
+  const vi one = vi_set1(1), two_ = vi_set1(2), k1 = vi_set1(k),
+           k2 = vi_set1(2 * k);
+  const vi bv[2] = {vi_set1(it == SIMDPOOL_INDEX_U8 ? 0 : base),
+                    vi_set1(it == SIMDPOOL_INDEX_U8 ? 0 : base + 2 * k)};
+  vm nan = *bad;
+  for (size_t c = 0; c < cv; c += SP_VL) {
+    vf f[5];
+    vi col[5];
+    for (size_t r = 0; r < nr; r++) {
+      const el_t *p = row[r] + xa + c;
+      const vf a = el_load_ord(p), b = el_load_ord(p + xs),
+               cc = el_load_ord(p + 2 * xs);
+      nan = vm_or(nan, vm_unord(b, cc));
+      f[r] = fold3_nhwc(a, b, cc, track, one, two_, &col[r]);
+    }
+    for (int h = 0; h <= two; h++) {
+      vi idx;
+      const vf m = down3_nhwc(f + 2 * h, col + 2 * h, track, k1, k2, &idx);
+      el_store_x(y[h] + c, yclamp_v(cl, m), !cl->on);
+      if (track)
+        store_index(ind, it, o[h] + c, vi_add(idx, bv[h]), SP_VL);
+    }
+  }
+  *bad = nan;
+}
+
+/* Whether output row oy's windows span three whole input rows. */
+static inline int s2_rows_whole(const sp_geom *g, size_t oy) {
+  return oy * 2 >= g->pt && oy * 2 - g->pt + 3 <= g->h;
+}
+
+SP_HOT void max3x3s2_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
+  const size_t C = g->c, cv = C / SP_VL * SP_VL, xs = g->xs, ys = g->ys;
+  const yclamp_t cl = yclamp_of(g);
+  /* Output columns [ox0, ox1) have whole windows. */
+  const size_t ox0 = (g->pl + 1) / 2;
+  size_t ox1 = g->w + g->pl >= 3 ? (g->w + g->pl - 3) / 2 + 1 : 0;
+  if (ox1 > g->ow)
+    ox1 = g->ow;
+  if (ox1 < ox0 || cv == 0)
+    ox1 = ox0;
+  for (size_t n = 0; n < g->n; n++) {
+    const el_t *xn = EL_X(io) + n * g->h * g->w * xs;
+    for (size_t oy = 0; oy < g->oh;) {
+      if (!s2_rows_whole(g, oy) || ox0 == ox1) {
+        for (size_t ox = 0; ox < g->ow; ox++)
+          max_nhwc_px(g, io, xn, n, oy, ox, 0, track);
+        oy++;
+        continue;
+      }
+      const int two = oy + 1 < g->oh && s2_rows_whole(g, oy + 1);
+      const size_t iy = oy * 2 - g->pt, nr = two ? 5 : 3;
+      const el_t *row[5];
+      for (size_t r = 0; r < 5; r++)
+        row[r] = xn + (iy + (r < nr ? r : 0)) * g->w * xs;
+      size_t px[2];
+      for (int h = 0; h < 2; h++)
+        px[h] = (n * g->oh + oy + (size_t)(h && two)) * g->ow;
+      /* Column a of the first whole window; every later a is a c. */
+      vm bad = vm_range(0, 0);
+      const size_t xa0 = (ox0 * 2 - g->pl) * xs;
+      for (size_t r = 0; r < nr; r++)
+        for (size_t c = 0; c < cv; c += SP_VL) {
+          const vf a = el_load_ord(row[r] + xa0 + c);
+          bad = vm_or(bad, vm_unord(a, a));
+        }
+      for (size_t ox = ox0; ox < ox1; ox++) {
+        el_t *const y[2] = {EL_Y(io) + (px[0] + ox) * ys,
+                            EL_Y(io) + (px[1] + ox) * ys};
+        const size_t o[2] = {(px[0] + ox) * C, (px[1] + ox) * C};
+        const size_t xa = (ox * 2 - g->pl) * xs;
+        const int32_t base = (int32_t)(iy * g->w + ox * 2 - g->pl);
+        if (two)
+          max3x3s2_nhwc_col(g, row, 1, xa, y, o, io->indices, base, track, &cl,
+                            &bad);
+        else
+          max3x3s2_nhwc_col(g, row, 0, xa, y, o, io->indices, base, track, &cl,
+                            &bad);
+      }
+      for (size_t h = 0; h <= (size_t)two; h++)
+        for (size_t ox = 0; ox < g->ow; ox++)
+          if (ox < ox0 || ox >= ox1 || vm_any(bad)) /* NaN: exact blocks */
+            max_nhwc_px(g, io, xn, n, oy + h, ox, 0, track);
+          else if (cv < C)
+            max_nhwc_px(g, io, xn, n, oy + h, ox, cv, track);
+      oy += two ? 2 : 1;
+    }
+  }
+}
+
+/* SP_SHAPE_3X3S2P1 (the ResNet stem), every index type. */
+void SP_KFN(sp_maxpool_fwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    max3x3s2_nhwc_body(g, io, 0);
+  else
+    max3x3s2_nhwc_body(g, io, 1);
+}
+#endif
 
 #if !SP_EL_INT8 /* S8/U8: MAX only (their AVG is tmpl/qavg.c's) */
 /* nv (a compile-time constant) full channel blocks of one output pixel:
