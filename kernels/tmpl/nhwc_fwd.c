@@ -52,20 +52,24 @@ void SP_KFN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
 }
 
 #if !SP_EL_INT8 /* S8/U8 take the byte lanes of the general kernel */
-/* ============================================= MAX 3x3/s2 (the stem), NHWC
+/* ==================================================== MAX 3x3/s2, 3x3/s1, NHWC
  * Per window the MAX step runs over the taps in row-major order; without
  * NaN its winner is the first tap holding the maximum, which is also what
  * folding each window row left to right and then the three row results top
  * to bottom gives (the first row holding the maximum, and in it the first
  * column). Columns first would not: ties between rows and columns would
- * resolve differently. So every input row of a pair of output rows (five
- * rows: the middle one is shared) is folded once per output column and the
- * folds combined per output: 7 tracked steps an output instead of 8, each
- * input vector loaded once a row pass (column 2ox+1 carried to the next
- * column in a register) and tested for NaN once. Lanes over channels, one
- * vector of them a pass; a pass that met a NaN is redone by the exact path.
- * Windows touching padding, and the channels of a partial vector, take the
- * general kernel's blocks. */
+ * resolve differently. So a group of R output rows folds each of its input
+ * rows once per output column and combines three folds per output: rows
+ * 2h .. 2h + 2 for output h at stride 2 (R = 2: 7 tracked steps an output
+ * instead of 8), rows h .. h + 2 at stride 1 (R = 4: 5 steps). (1x3 rows,
+ * one fold an output, measured slower than the general kernel with I64 on
+ * audio_max1d, 797 against 399 us, for reasons not found: not taken.) Every
+ * input vector is tested for NaN once a column (column a at the first); a row
+ * group that met a NaN is redone by the exact blocks. Lanes over channels:
+ * output columns outer, channel vectors inner (a whole row per channel vector
+ * instead measured 1.3x slower on the stem, from its strided walk). Windows
+ * touching padding, and the channels of a partial vector, take the general
+ * kernel's blocks. */
 
 /* One input row's fold over columns a, b, c (in that order): the maximum
  * and the winner's column (0, 1, 2) when track. */
@@ -96,58 +100,84 @@ SP_HOT vf down3_nhwc(const vf f[3], const vi col[3], int track, vi k1, vi k2,
   return vf_select(r, m, f[2]);
 }
 
-/* Output column ox of one row (two = 0) or of a row pair (two = 1, a
- * compile-time constant) whose windows are whole: rows row[0..4]
- * (row[0..2] when one), the window's column a at element offset xa of
- * each; every full channel vector. y[h] and o[h] locate output pixel ox of
- * row h (its first element, its dense index position), base the flat index
- * of row 0's window corner. Accumulates into *bad the lanes that met a NaN
- * in columns b and c (column a is the previous column's c, or tested by
- * the caller); those outputs then hold garbage for the caller to redo. */
-SP_HOT void max3x3s2_nhwc_col(const sp_geom *g, const el_t *const row[5],
-                              int two, size_t xa, el_t *const y[2],
-                              const size_t o[2], void *ind, int32_t base,
-                              int track, const yclamp_t *cl, vm *bad) {
-  const size_t xs = g->xs, cv = g->c / SP_VL * SP_VL, nr = two ? 5 : 3;
+/* Most output rows a group takes, and the input rows it reads. */
+#define ROWS3_R 4
+#define ROWS3_NR 6
+
+/* Output column ox of R output rows (R and sy compile-time constants)
+ * whose windows are whole: three rows each, sy apart, output h reading
+ * row[h * sy ..]; the window's column a at element
+ * offset xa of each row; every full channel vector. y[h] and o[h] locate
+ * output pixel ox of row h (its first element, its dense index position),
+ * base the flat index of row 0's window corner. Clears in *ok the lanes
+ * that met a NaN in columns b and c (column a is tested by the caller
+ * where it is not an earlier column's b or c); those outputs then hold
+ * garbage for the caller to redo. */
+SP_HOT void max3_nhwc_col(const sp_geom *g, const el_t *const row[ROWS3_NR],
+                          size_t sy, size_t R, size_t xa,
+                          el_t *const y[ROWS3_R], const size_t o[ROWS3_R],
+                          void *ind, int32_t base, int track,
+                          const yclamp_t *cl, vm *ok) {
+  const size_t xs = g->xs, cv = g->c / SP_VL * SP_VL, nr = (R - 1) * sy + 3;
   const simdpool_index_type it = g->index_type;
   const int32_t k = it == SIMDPOOL_INDEX_U8 ? 3 : (int32_t)g->w;
   const vi one = vi_set1(1), two_ = vi_set1(2), k1 = vi_set1(k),
            k2 = vi_set1(2 * k);
-  const vi bv[2] = {vi_set1(it == SIMDPOOL_INDEX_U8 ? 0 : base),
-                    vi_set1(it == SIMDPOOL_INDEX_U8 ? 0 : base + 2 * k)};
-  vm nan = *bad;
+  vi bv[ROWS3_R];
+  for (size_t h = 0; h < R; h++) /* tap numbers: 0 */
+    bv[h] = vi_set1(
+        it == SIMDPOOL_INDEX_U8 ? 0 : base + (int32_t)(h * sy) * (int32_t)g->w);
+  vm good = *ok;
   for (size_t c = 0; c < cv; c += SP_VL) {
-    vf f[5];
-    vi col[5];
+    vf f[ROWS3_NR];
+    vi col[ROWS3_NR];
     for (size_t r = 0; r < nr; r++) {
       const el_t *p = row[r] + xa + c;
       const vf a = el_load_ord(p), b = el_load_ord(p + xs),
                cc = el_load_ord(p + 2 * xs);
-      nan = vm_or(nan, vm_unord(b, cc));
+      good = vm_andnot(vm_unord(b, cc), good);
       f[r] = fold3_nhwc(a, b, cc, track, one, two_, &col[r]);
     }
-    for (int h = 0; h <= two; h++) {
+    for (size_t h = 0; h < R; h++) {
       vi idx;
-      const vf m = down3_nhwc(f + 2 * h, col + 2 * h, track, k1, k2, &idx);
+      const vf m = down3_nhwc(f + h * sy, col + h * sy, track, k1, k2, &idx);
       el_store_x(y[h] + c, yclamp_v(cl, m), !cl->on);
       if (track)
         store_index(ind, it, o[h] + c, vi_add(idx, bv[h]), SP_VL);
     }
   }
-  *bad = nan;
+  *ok = good;
 }
 
 /* Whether output row oy's windows span three whole input rows. */
-static inline int s2_rows_whole(const sp_geom *g, size_t oy) {
-  return oy * 2 >= g->pt && oy * 2 - g->pt + 3 <= g->h;
+static inline int rows3_whole(const sp_geom *g, size_t oy) {
+  return oy * g->sh >= g->pt && oy * g->sh - g->pt + 3 <= g->h;
 }
 
-SP_HOT void max3x3s2_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
+/* R (a compile-time constant) output rows' column ox, per row stride. */
+SP_HOT void max3_nhwc_cols(const sp_geom *g, const el_t *const row[ROWS3_NR],
+                           size_t R, size_t xa, el_t *const y[ROWS3_R],
+                           const size_t o[ROWS3_R], void *ind, int32_t base,
+                           int track, const yclamp_t *cl, vm *ok) {
+  if (g->sh == 1)
+    max3_nhwc_col(g, row, 1, R, xa, y, o, ind, base, track, cl, ok);
+  else /* max3_nhwc_body's groups at stride 2: up to 2 rows */
+    max3_nhwc_col(g, row, 2, R < 2 ? R : 2, xa, y, o, ind, base, track, cl, ok);
+}
+
+/* 3x3 windows, strides sh = sw (1 or 2), undilated (SP_SHAPE_3X3S2P1,
+ * 3X3S1), any padding. */
+SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
   const size_t C = g->c, cv = C / SP_VL * SP_VL, xs = g->xs, ys = g->ys;
+  const size_t sy = g->sh, sx = g->sw;
+  /* Groups of R output rows: stride-2 rows share one input row per pair,
+   * stride-1 rows two per neighbour (four at a time with 32 vector
+   * registers). */
+  const size_t rmax = sy == 2 ? 2 : SP_VL == 16 ? 4 : 2;
   const yclamp_t cl = yclamp_of(g);
   /* Output columns [ox0, ox1) have whole windows. */
-  const size_t ox0 = (g->pl + 1) / 2;
-  size_t ox1 = g->w + g->pl >= 3 ? (g->w + g->pl - 3) / 2 + 1 : 0;
+  const size_t ox0 = (g->pl + sx - 1) / sx;
+  size_t ox1 = g->w + g->pl >= 3 ? (g->w + g->pl - 3) / sx + 1 : 0;
   if (ox1 > g->ow)
     ox1 = g->ow;
   if (ox1 < ox0 || cv == 0)
@@ -155,48 +185,67 @@ SP_HOT void max3x3s2_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
   for (size_t n = 0; n < g->n; n++) {
     const el_t *xn = EL_X(io) + n * g->h * g->w * xs;
     for (size_t oy = 0; oy < g->oh;) {
-      if (!s2_rows_whole(g, oy) || ox0 == ox1) {
+      if (!rows3_whole(g, oy) || ox0 == ox1) {
         for (size_t ox = 0; ox < g->ow; ox++)
           max_nhwc_px(g, io, xn, n, oy, ox, 0, track);
         oy++;
         continue;
       }
-      const int two = oy + 1 < g->oh && s2_rows_whole(g, oy + 1);
-      const size_t iy = oy * 2 - g->pt, nr = two ? 5 : 3;
-      const el_t *row[5];
-      for (size_t r = 0; r < 5; r++)
+      size_t R = 1;
+      while (R < rmax && oy + R < g->oh && rows3_whole(g, oy + R))
+        R++;
+      const size_t iy = oy * sy - g->pt, nr = (R - 1) * sy + 3;
+      const el_t *row[ROWS3_NR];
+      for (size_t r = 0; r < ROWS3_NR; r++)
         row[r] = xn + (iy + (r < nr ? r : 0)) * g->w * xs;
-      size_t px[2];
-      for (int h = 0; h < 2; h++)
-        px[h] = (n * g->oh + oy + (size_t)(h && two)) * g->ow;
-      /* Column a of the first whole window; every later a is a c. */
-      vm bad = vm_range(0, 0);
-      const size_t xa0 = (ox0 * 2 - g->pl) * xs;
+      size_t px[ROWS3_R];
+      for (size_t h = 0; h < ROWS3_R; h++)
+        px[h] = (n * g->oh + oy + (h < R ? h : 0)) * g->ow;
+      /* Column a of the first whole window; every later a is a b or c. */
+      const vm all = vm_range(0, SP_VL);
+      vm ok = all;
+      const size_t xa0 = (ox0 * sx - g->pl) * xs;
       for (size_t r = 0; r < nr; r++)
         for (size_t c = 0; c < cv; c += SP_VL) {
           const vf a = el_load_ord(row[r] + xa0 + c);
-          bad = vm_or(bad, vm_unord(a, a));
+          ok = vm_andnot(vm_unord(a, a), ok);
         }
       for (size_t ox = ox0; ox < ox1; ox++) {
-        el_t *const y[2] = {EL_Y(io) + (px[0] + ox) * ys,
-                            EL_Y(io) + (px[1] + ox) * ys};
-        const size_t o[2] = {(px[0] + ox) * C, (px[1] + ox) * C};
-        const size_t xa = (ox * 2 - g->pl) * xs;
-        const int32_t base = (int32_t)(iy * g->w + ox * 2 - g->pl);
-        if (two)
-          max3x3s2_nhwc_col(g, row, 1, xa, y, o, io->indices, base, track, &cl,
-                            &bad);
-        else
-          max3x3s2_nhwc_col(g, row, 0, xa, y, o, io->indices, base, track, &cl,
-                            &bad);
+        el_t *y[ROWS3_R];
+        size_t o[ROWS3_R];
+        for (size_t h = 0; h < ROWS3_R; h++) {
+          y[h] = EL_Y(io) + (px[h] + ox) * ys;
+          o[h] = (px[h] + ox) * C;
+        }
+        const size_t xa = (ox * sx - g->pl) * xs;
+        const int32_t base = (int32_t)(iy * g->w + ox * sx - g->pl);
+        switch (R) { /* a compile-time R each */
+        case 1:
+          max3_nhwc_cols(g, row, 1, xa, y, o, io->indices, base, track, &cl,
+                         &ok);
+          break;
+        case 2:
+          max3_nhwc_cols(g, row, 2, xa, y, o, io->indices, base, track, &cl,
+                         &ok);
+          break;
+        case 3:
+          max3_nhwc_cols(g, row, 3, xa, y, o, io->indices, base, track, &cl,
+                         &ok);
+          break;
+        default:
+          max3_nhwc_cols(g, row, 4, xa, y, o, io->indices, base, track, &cl,
+                         &ok);
+          break;
+        }
       }
-      for (size_t h = 0; h <= (size_t)two; h++)
+      const int bad = vm_any(vm_andnot(ok, all));
+      for (size_t h = 0; h < R; h++)
         for (size_t ox = 0; ox < g->ow; ox++)
-          if (ox < ox0 || ox >= ox1 || vm_any(bad)) /* NaN: exact blocks */
+          if (ox < ox0 || ox >= ox1 || bad) /* NaN: the exact blocks */
             max_nhwc_px(g, io, xn, n, oy + h, ox, 0, track);
           else if (cv < C)
             max_nhwc_px(g, io, xn, n, oy + h, ox, cv, track);
-      oy += two ? 2 : 1;
+      oy += R;
     }
   }
 }
@@ -204,9 +253,17 @@ SP_HOT void max3x3s2_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
 /* SP_SHAPE_3X3S2P1 (the ResNet stem), every index type. */
 void SP_KFN(sp_maxpool_fwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
-    max3x3s2_nhwc_body(g, io, 0);
+    max3_nhwc_body(g, io, 0);
   else
-    max3x3s2_nhwc_body(g, io, 1);
+    max3_nhwc_body(g, io, 1);
+}
+
+/* SP_SHAPE_3X3S1, every index type. */
+void SP_KFN(sp_maxpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (g->index_type == SIMDPOOL_INDEX_NONE)
+    max3_nhwc_body(g, io, 0);
+  else
+    max3_nhwc_body(g, io, 1);
 }
 #endif
 
