@@ -440,6 +440,9 @@ bool synthetic_case(simdpool_method m, sp_shape shape, Case *out) {
     cs = pool3d("syn_3x3x3s1", "generated: 3x3x3/s1/pad 1", m, 1, 32, 8, 28, 3,
                 3, 1, 1, 1, 1);
     break;
+  case SP_SHAPE_3X3S2:
+    cs = pool2d("syn_3x3s2", "generated: 3x3/s2", m, 1, 64, 56, 3, 2, 0);
+    break;
   case SP_SHAPE_1X3S2P1:
     cs = pool1d("syn_1x3s2p1", "generated: 1D k3/s2/pad 1", m, 1, 64, 4000, 3,
                 2, 1);
@@ -762,6 +765,8 @@ const char *shape_name(sp_shape s) {
     return "3x3x3s1";
   case SP_SHAPE_1X3S2P1:
     return "1x3s2p1";
+  case SP_SHAPE_3X3S2:
+    return "3x3s2";
   default:
     return "?";
   }

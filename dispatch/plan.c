@@ -986,6 +986,8 @@ int sp_shape_matches(sp_shape s, const sp_geom *g) {
            g->pt == 1 && g->pl == 1;
   case SP_SHAPE_3X3S1:
     return undilated && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1;
+  case SP_SHAPE_3X3S2:
+    return undilated && g->kh == 3 && g->kw == 3 && g->sh == 2 && g->sw == 2;
   case SP_SHAPE_1X3S2P1:
     return undilated && g->kh == 1 && g->kw == 3 && g->sh == 1 && g->sw == 2 &&
            g->pt == 0 && g->pb == 0 && g->pl == 1;

@@ -206,6 +206,9 @@ typedef enum {
                        output row the one input row at its position (kernel,
                        stride 1 and no padding on the row axis): 1D k3/s2/p1
                        as audio nets pool, on the 3X3S2P1 row folds */
+  SP_SHAPE_3X3S2,   /* 3x3, stride 2, dilation 1, any padding (where a plan
+                       matches 3X3S2P1 too, the registry's first kernel of
+                       either class) */
   SP_SHAPE_COUNT
 } sp_shape;
 

@@ -258,10 +258,6 @@ static void pool_done(env_pool *pool) {
 
 /* ------------------------------------------------------------ tests */
 
-static const char *const shape_names[SP_SHAPE_COUNT] = {
-    "general", "2x2s2",   "3x3s2p1", "3x3s1",  "global",
-    "nd",      "2x2x2s2", "3x3x3s1", "1x3s2p1"};
-
 /* _i: ISA x method x layout x shape class. Random descriptors of that
  * class (rnd_desc), every index type in turn for MAX. */
 START_TEST(entry_points_ignore_caller_env) {

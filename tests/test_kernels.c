@@ -58,9 +58,6 @@ static int guards_intact(const buf *b) {
 
 /* ------------------------------------------------------------ geometries */
 
-static const char *const shape_names[SP_SHAPE_COUNT] = {
-    "general", "2x2s2",   "3x3s2p1", "3x3s1",  "global",
-    "nd",      "2x2x2s2", "3x3x3s1", "1x3s2p1"};
 static const char *const op_names[SP_OP_COUNT] = {"fwd", "bwd", "bwd_idx",
                                                   "unpool", "unpool_bwd"};
 static const char *const method_names[] = {"max", "avg", "lp"};

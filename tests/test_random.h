@@ -17,6 +17,11 @@
 
 #include "internal.h"
 
+/* The registry's shape classes by sp_shape value, as the suites print them. */
+__attribute__((unused)) static const char *const shape_names[SP_SHAPE_COUNT] = {
+    "general", "2x2s2",   "3x3s2p1", "3x3s1",   "global",
+    "nd",      "2x2x2s2", "3x3x3s1", "1x3s2p1", "3x3s2"};
+
 static uint64_t seed;
 static uint64_t rng_state;
 
@@ -180,13 +185,20 @@ static inline void rnd_desc_draw(simdpool_desc *d, const sp_kernel_entry *e,
     d->ceil_mode = (int)rnd_range(0, 1);
     return;
   case SP_SHAPE_3X3S1:
+  case SP_SHAPE_3X3S2: {
+    /* 3x3 at stride 1 or 2, any padding on each side (up to 2 at stride 1,
+     * 1 at stride 2), stride 2 at times in ceil mode (GoogLeNet's) */
+    const size_t s = e->shape == SP_SHAPE_3X3S2 ? 2 : 1;
     d->kernel_h = d->kernel_w = 3;
-    d->stride_h = d->stride_w = 1;
-    d->pad_top = rnd_range(0, 2);
-    d->pad_left = rnd_range(0, 2);
-    d->pad_bottom = rnd_range(0, 2);
-    d->pad_right = rnd_range(0, 2);
+    d->stride_h = d->stride_w = s;
+    d->pad_top = rnd_range(0, 3 - s);
+    d->pad_left = rnd_range(0, 3 - s);
+    d->pad_bottom = rnd_range(0, 3 - s);
+    d->pad_right = rnd_range(0, 3 - s);
+    if (s == 2)
+      d->ceil_mode = (int)rnd_range(0, 1);
     return;
+  }
   case SP_SHAPE_2X2X2S2:
     /* 2x2x2/s2 over 2..7 slices (odd counts leave a slice no window
      * reaches), odd and even rows and columns, at times ceil mode (whose

@@ -128,11 +128,18 @@ SP_HOT void max3_nhwc_col(const sp_geom *g, const el_t *const row[ROWS3_NR],
     bv[h] = vi_set1(
         it == SIMDPOOL_INDEX_U8 ? 0 : base + (int32_t)(h * sy) * (int32_t)g->w);
   vm good = *ok;
+  /* One pointer a row, columns b and c at xs and 2 xs from it: x86
+   * addresses those as pointer + xs * scale, where a pointer per column
+   * ran out of registers. */
+  const el_t *q[ROWS3_NR];
+  for (size_t r = 0; r < nr; r++)
+    q[r] = row[r] + xa;
   for (size_t c = 0; c < cv; c += SP_VL) {
     vf f[ROWS3_NR];
     vi col[ROWS3_NR];
     for (size_t r = 0; r < nr; r++) {
-      const el_t *p = row[r] + xa + c;
+      const el_t *p = q[r];
+      q[r] = p + SP_VL;
       const vf a = el_load_ord(p), b = el_load_ord(p + xs),
                cc = el_load_ord(p + 2 * xs);
       good = vm_andnot(vm_unord(b, cc), good);
@@ -154,18 +161,35 @@ static inline int rows3_whole(const sp_geom *g, size_t oy) {
   return oy * g->sh >= g->pt && oy * g->sh - g->pt + 3 <= g->h;
 }
 
-/* R (a compile-time constant) output rows' column ox, per row stride. */
-SP_HOT void max3_nhwc_cols(const sp_geom *g, const el_t *const row[ROWS3_NR],
-                           size_t R, size_t xa, el_t *const y[ROWS3_R],
-                           const size_t o[ROWS3_R], void *ind, int32_t base,
-                           int track, const yclamp_t *cl, vm *ok) {
-  if (g->sh == 1)
-    max3_nhwc_col(g, row, 1, R, xa, y, o, ind, base, track, cl, ok);
-  else /* max3_nhwc_body's groups at stride 2: up to 2 rows */
-    max3_nhwc_col(g, row, 2, R < 2 ? R : 2, xa, y, o, ind, base, track, cl, ok);
+/* Where a row group's outputs go. */
+typedef struct rows3_out {
+  el_t *y;              /* y of the plan */
+  void *ind;            /* its indices (track) */
+  size_t px[ROWS3_R];   /* output pixel of column 0 of each row */
+  size_t ys, c, sx, pl; /* output pixel step, channels, column stride, pad */
+  int32_t iyw;          /* flat index of the group's first window row */
+} rows3_out;
+
+/* Output columns [ox0, ox1) of a group of R rows (sy and R compile-time
+ * constants). */
+SP_HOT void max3_nhwc_run(const sp_geom *g, const el_t *const row[ROWS3_NR],
+                          size_t sy, size_t R, size_t ox0, size_t ox1,
+                          const rows3_out *out, int track, const yclamp_t *cl,
+                          vm *ok) {
+  for (size_t ox = ox0; ox < ox1; ox++) {
+    el_t *y[ROWS3_R];
+    size_t o[ROWS3_R];
+    for (size_t h = 0; h < R; h++) {
+      y[h] = out->y + (out->px[h] + ox) * out->ys;
+      o[h] = (out->px[h] + ox) * out->c;
+    }
+    const size_t ix = ox * out->sx - out->pl;
+    max3_nhwc_col(g, row, sy, R, ix * g->xs, y, o, out->ind,
+                  out->iyw + (int32_t)ix, track, cl, ok);
+  }
 }
 
-/* 3x3 windows, strides sh = sw (1 or 2), undilated (SP_SHAPE_3X3S2P1,
+/* 3x3 windows, strides sh = sw (1 or 2), undilated (SP_SHAPE_3X3S2,
  * 3X3S1), any padding. */
 SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
   const size_t C = g->c, cv = C / SP_VL * SP_VL, xs = g->xs, ys = g->ys;
@@ -210,34 +234,23 @@ SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
           const vf a = el_load_ord(row[r] + xa0 + c);
           ok = vm_andnot(vm_unord(a, a), ok);
         }
-      for (size_t ox = ox0; ox < ox1; ox++) {
-        el_t *y[ROWS3_R];
-        size_t o[ROWS3_R];
-        for (size_t h = 0; h < ROWS3_R; h++) {
-          y[h] = EL_Y(io) + (px[h] + ox) * ys;
-          o[h] = (px[h] + ox) * C;
-        }
-        const size_t xa = (ox * sx - g->pl) * xs;
-        const int32_t base = (int32_t)(iy * g->w + ox * sx - g->pl);
-        switch (R) { /* a compile-time R each */
-        case 1:
-          max3_nhwc_cols(g, row, 1, xa, y, o, io->indices, base, track, &cl,
-                         &ok);
-          break;
-        case 2:
-          max3_nhwc_cols(g, row, 2, xa, y, o, io->indices, base, track, &cl,
-                         &ok);
-          break;
-        case 3:
-          max3_nhwc_cols(g, row, 3, xa, y, o, io->indices, base, track, &cl,
-                         &ok);
-          break;
-        default:
-          max3_nhwc_cols(g, row, 4, xa, y, o, io->indices, base, track, &cl,
-                         &ok);
-          break;
-        }
-      }
+      rows3_out out = {EL_Y(io), io->indices, {0},   ys,
+                       C,        sx,          g->pl, (int32_t)(iy * g->w)};
+      for (size_t h = 0; h < ROWS3_R; h++)
+        out.px[h] = px[h];
+      /* One loop per group shape (compile-time sy and R). */
+      if (sy == 2 && R == 2)
+        max3_nhwc_run(g, row, 2, 2, ox0, ox1, &out, track, &cl, &ok);
+      else if (sy == 2)
+        max3_nhwc_run(g, row, 2, 1, ox0, ox1, &out, track, &cl, &ok);
+      else if (R == 4)
+        max3_nhwc_run(g, row, 1, 4, ox0, ox1, &out, track, &cl, &ok);
+      else if (R == 3)
+        max3_nhwc_run(g, row, 1, 3, ox0, ox1, &out, track, &cl, &ok);
+      else if (R == 2)
+        max3_nhwc_run(g, row, 1, 2, ox0, ox1, &out, track, &cl, &ok);
+      else
+        max3_nhwc_run(g, row, 1, 1, ox0, ox1, &out, track, &cl, &ok);
       const int bad = vm_any(vm_andnot(ok, all));
       for (size_t h = 0; h < R; h++)
         for (size_t ox = 0; ox < g->ow; ox++)
@@ -250,8 +263,10 @@ SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
   }
 }
 
-/* SP_SHAPE_3X3S2P1 (the ResNet stem), every index type. */
-void SP_KFN(sp_maxpool_fwd_3x3s2p1_nhwc)(const sp_geom *g, const sp_io *io) {
+/* SP_SHAPE_3X3S2 (the ResNet stem's 3x3/s2/p1, and the unpadded or ceil-mode
+ * 3x3/s2 of AlexNet, GoogLeNet, Inception and SqueezeNet), every index
+ * type. */
+void SP_KFN(sp_maxpool_fwd_3x3s2_nhwc)(const sp_geom *g, const sp_io *io) {
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     max3_nhwc_body(g, io, 0);
   else
