@@ -51,7 +51,6 @@ void SP_KFN(sp_maxpool_fwd_nhwc)(const sp_geom *g, const sp_io *io) {
     maxpool_fwd_nhwc_body(g, io, 1);
 }
 
-#if !SP_EL_INT8 /* S8/U8 take the byte lanes of the general kernel */
 /* ==================================================== MAX 3x3/s2, 3x3/s1, NHWC
  * Per window the MAX step runs over the taps in row-major order; without
  * NaN its winner is the first tap holding the maximum, which is also what
@@ -267,6 +266,8 @@ SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
  * 3x3/s2 of AlexNet, GoogLeNet, Inception and SqueezeNet), every index
  * type. */
 void SP_KFN(sp_maxpool_fwd_3x3s2_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (el_bmax_if(g, io)) /* S8/U8 without indices: byte lanes */
+    return;
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     max3_nhwc_body(g, io, 0);
   else
@@ -275,12 +276,13 @@ void SP_KFN(sp_maxpool_fwd_3x3s2_nhwc)(const sp_geom *g, const sp_io *io) {
 
 /* SP_SHAPE_3X3S1, every index type. */
 void SP_KFN(sp_maxpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
+  if (el_bmax_if(g, io)) /* S8/U8 without indices: byte lanes */
+    return;
   if (g->index_type == SIMDPOOL_INDEX_NONE)
     max3_nhwc_body(g, io, 0);
   else
     max3_nhwc_body(g, io, 1);
 }
-#endif
 
 #if !SP_EL_INT8 /* S8/U8: MAX only (their AVG is tmpl/qavg.c's) */
 /* nv (a compile-time constant) full channel blocks of one output pixel:
