@@ -143,13 +143,13 @@ Case out_of_cache(Case cs) {
 // forward without and with I64 indices, MAX backward from I64 indices, AVG
 // forward and backward (no LP, slices, clamps, unpooling or other index
 // types: the whole axis would more than double the run). s8 and u8 (forward
-// only): MAX forward without and with I64 indices on three MAX cases; the
+// only): MAX forward without and with I64 indices on four MAX cases; the
 // quantized u8 average forward on three AVG cases.
 void add_dtype_rows(std::vector<Case> &s) {
   const std::set<std::string> float_ops = {"max_fwd", "max_fwd_i64",
                                            "max_bwd_i64", "avg_fwd", "avg_bwd"};
   const std::set<std::string> int_max_cases = {"vgg_max2", "stem_max3",
-                                               "small_max2"};
+                                               "incep_max3", "small_max2"};
   const std::set<std::string> int_avg_cases = {"vgg_avg2", "incep_avg3",
                                                "gap_avg7"};
   for (Case &cs : s) {
