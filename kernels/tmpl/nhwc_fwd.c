@@ -162,11 +162,10 @@ static inline int rows3_whole(const sp_geom *g, size_t oy) {
 
 /* Where a row group's outputs go. */
 typedef struct rows3_out {
-  el_t *y;              /* y of the plan */
-  void *ind;            /* its indices (track) */
-  size_t px[ROWS3_R];   /* output pixel of column 0 of each row */
-  size_t ys, c, sx, pl; /* output pixel step, channels, column stride, pad */
-  int32_t iyw;          /* flat index of the group's first window row */
+  el_t *y;            /* y of the plan */
+  void *ind;          /* its indices (track) */
+  size_t px[ROWS3_R]; /* output pixel of column 0 of each row */
+  int32_t iyw;        /* flat index of the group's first window row */
 } rows3_out;
 
 /* Output columns [ox0, ox1) of a group of R rows (sy and R compile-time
@@ -179,10 +178,10 @@ SP_HOT void max3_nhwc_run(const sp_geom *g, const el_t *const row[ROWS3_NR],
     el_t *y[ROWS3_R];
     size_t o[ROWS3_R];
     for (size_t h = 0; h < R; h++) {
-      y[h] = out->y + (out->px[h] + ox) * out->ys;
-      o[h] = (out->px[h] + ox) * out->c;
+      y[h] = out->y + (out->px[h] + ox) * g->ys;
+      o[h] = (out->px[h] + ox) * g->c;
     }
-    const size_t ix = ox * out->sx - out->pl;
+    const size_t ix = ox * g->sw - g->pl;
     max3_nhwc_col(g, row, sy, R, ix * g->xs, y, o, out->ind,
                   out->iyw + (int32_t)ix, track, cl, ok);
   }
@@ -191,7 +190,7 @@ SP_HOT void max3_nhwc_run(const sp_geom *g, const el_t *const row[ROWS3_NR],
 /* 3x3 windows, strides sh = sw (1 or 2), undilated (SP_SHAPE_3X3S2,
  * 3X3S1), any padding. */
 SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
-  const size_t C = g->c, cv = C / SP_VL * SP_VL, xs = g->xs, ys = g->ys;
+  const size_t C = g->c, cv = C / SP_VL * SP_VL, xs = g->xs;
   const size_t sy = g->sh, sx = g->sw;
   /* Groups of R output rows: stride-2 rows share one input row per pair,
    * stride-1 rows two per neighbour (four at a time with 32 vector
@@ -221,9 +220,6 @@ SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
       const el_t *row[ROWS3_NR];
       for (size_t r = 0; r < ROWS3_NR; r++)
         row[r] = xn + (iy + (r < nr ? r : 0)) * g->w * xs;
-      size_t px[ROWS3_R];
-      for (size_t h = 0; h < ROWS3_R; h++)
-        px[h] = (n * g->oh + oy + (h < R ? h : 0)) * g->ow;
       /* Column a of the first whole window; every later a is a b or c. */
       const vm all = vm_range(0, SP_VL);
       vm ok = all;
@@ -233,10 +229,9 @@ SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
           const vf a = el_load_ord(row[r] + xa0 + c);
           ok = vm_andnot(vm_unord(a, a), ok);
         }
-      rows3_out out = {EL_Y(io), io->indices, {0},   ys,
-                       C,        sx,          g->pl, (int32_t)(iy * g->w)};
-      for (size_t h = 0; h < ROWS3_R; h++)
-        out.px[h] = px[h];
+      rows3_out out = {EL_Y(io), io->indices, {0}, (int32_t)(iy * g->w)};
+      for (size_t h = 0; h < R; h++)
+        out.px[h] = (n * g->oh + oy + h) * g->ow;
       /* One loop per group shape (compile-time sy and R). */
       if (sy == 2 && R == 2)
         max3_nhwc_run(g, row, 2, 2, ox0, ox1, &out, track, &cl, &ok);
@@ -263,19 +258,9 @@ SP_HOT void max3_nhwc_body(const sp_geom *g, const sp_io *io, int track) {
 }
 
 /* SP_SHAPE_3X3S2 (the ResNet stem's 3x3/s2/p1, and the unpadded or ceil-mode
- * 3x3/s2 of AlexNet, GoogLeNet, Inception and SqueezeNet), every index
- * type. */
-void SP_KFN(sp_maxpool_fwd_3x3s2_nhwc)(const sp_geom *g, const sp_io *io) {
-  if (el_bmax_if(g, io)) /* S8/U8 without indices: byte lanes */
-    return;
-  if (g->index_type == SIMDPOOL_INDEX_NONE)
-    max3_nhwc_body(g, io, 0);
-  else
-    max3_nhwc_body(g, io, 1);
-}
-
-/* SP_SHAPE_3X3S1, every index type. */
-void SP_KFN(sp_maxpool_fwd_3x3s1_nhwc)(const sp_geom *g, const sp_io *io) {
+ * 3x3/s2 of AlexNet, GoogLeNet, Inception and SqueezeNet) and SP_SHAPE_3X3S1,
+ * every index type. */
+void SP_KFN(sp_maxpool_fwd_3x3_nhwc)(const sp_geom *g, const sp_io *io) {
   if (el_bmax_if(g, io)) /* S8/U8 without indices: byte lanes */
     return;
   if (g->index_type == SIMDPOOL_INDEX_NONE)
